@@ -69,6 +69,21 @@ def test_bounded_search_finds_the_plain_searchs_script(
     assert edit_script(a, b, cap) == expected
 
 
+@given(line_pairs(), st.sampled_from([2, 6, 15, 1000]), st.sampled_from([(0.0, 0), (0.0, 3)]))
+def test_every_stage_of_the_search_agrees(
+    pair: tuple[list[object], list[object]], cap: int, budget: tuple[float, int]
+) -> None:
+    """Budgets of (almost) nothing send every input through each later stage."""
+    a, b = pair
+    expected = _plain(a, b, min(cap, len(a) + len(b)))
+    saved = search.FIRST_SEARCH_CELLS, search.PRESENCE_SEARCH_CELLS
+    search.FIRST_SEARCH_CELLS = search.PRESENCE_SEARCH_CELLS = budget
+    try:
+        assert edit_script(a, b, cap) == expected
+    finally:
+        search.FIRST_SEARCH_CELLS, search.PRESENCE_SEARCH_CELLS = saved
+
+
 @given(line_pairs())
 def test_bounds_never_exceed_the_edits_left(pair: tuple[list[object], list[object]]) -> None:
     a, b = pair

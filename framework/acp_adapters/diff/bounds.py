@@ -25,7 +25,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Hashable, Sequence
-from itertools import accumulate
+from itertools import accumulate, chain, compress, count, repeat
 
 
 class Bound:
@@ -82,32 +82,37 @@ def presence_bound(a: Sequence[Hashable], b: Sequence[Hashable], start: int) -> 
     return bound
 
 
-def _chains(ids: Sequence[int], partner: dict[int, int], start: int) -> list[int]:
-    """``out[x]`` = longest chain of unique pairs, increasing on both sides, within ``ids[x:]``.
+def _chains(pairs: list[tuple[int, int]], size: int, start: int) -> list[int]:
+    """``out[x]`` = longest chain of unique pairs, increasing on both sides, from position ``x``.
 
-    Walks the suffix backwards; read backwards a chain decreases on the other
-    side, so the classic longest-increasing-subsequence tails run on negated
-    partner positions.
+    ``pairs`` are ``(position here, position on the other side)``, sorted by
+    position here. Walking them backwards, a chain read backwards decreases on
+    the other side, so the classic longest-increasing-subsequence tails run on
+    negated positions. Positions between pairs take the value of the next pair.
     """
-    n = len(ids)
-    out = [0] * (n + 1)
+    out = [0] * (size + 1)
     tails: list[int] = []
     length = 0
-    get = partner.get
-    for x in range(n - 1, start - 1, -1):
-        other = get(ids[x])
-        if other is not None:
-            key = -other
-            i = bisect_left(tails, key)
-            if i == length:
-                tails.append(key)
-                length += 1
-            else:
-                tails[i] = key
-        out[x] = length
-    for x in range(start):
-        out[x] = length
+    end = size  # out[x] is final for every x >= end
+    for here, there in reversed(pairs):
+        if here + 1 < end:
+            out[here + 1 : end] = [length] * (end - here - 1)
+        key = -there
+        i = bisect_left(tails, key)
+        if i == length:
+            tails.append(key)
+            length += 1
+        else:
+            tails[i] = key
+        out[here] = length
+        end = here
+    out[:end] = [length] * end
     return out
+
+
+def _where(counts: Counter[int], value: int) -> set[int]:
+    """The ids that occur exactly ``value`` times."""
+    return set(compress(counts.keys(), map(value.__eq__, counts.values())))
 
 
 def order_bound(a_ids: Sequence[int], b_ids: Sequence[int], start: int) -> Bound:
@@ -115,12 +120,16 @@ def order_bound(a_ids: Sequence[int], b_ids: Sequence[int], start: int) -> Bound
     count_a = Counter(a_ids[start:])
     count_b = Counter(b_ids[start:])
     # Sum over texts of |count in a - count in b|: each surplus line is one edit.
-    multiset = sum((count_a - count_b).values()) + sum((count_b - count_a).values())
-    unique = {i for i, c in count_a.items() if c == 1 and count_b.get(i) == 1}
-    shared = {i for i, c in count_a.items() if i in count_b and i not in unique}
-    pos_a = {a_ids[x]: x for x in range(start, len(a_ids)) if a_ids[x] in unique}
-    pos_b = {b_ids[y]: y for y in range(start, len(b_ids)) if b_ids[y] in unique}
-    bound = Bound(_chains(a_ids, pos_b, start), _chains(b_ids, pos_a, start))
+    common = sum(map(min, count_a.values(), map(count_b.get, count_a.keys(), repeat(0))))
+    multiset = len(a_ids) + len(b_ids) - 2 * start - 2 * common
+    unique = _where(count_a, 1) & _where(count_b, 1)
+    shared = (count_a.keys() & count_b.keys()) - unique
+    # Where each id last occurs: for a unique pair, its only place past the prefix.
+    where_a = dict(zip(a_ids, range(len(a_ids)), strict=True))
+    where_b = dict(zip(b_ids, range(len(b_ids)), strict=True))
+    pairs_a = sorted((where_a[i], where_b[i]) for i in unique)
+    pairs_b = sorted((y, x) for x, y in pairs_a)
+    bound = Bound(_chains(pairs_a, len(a_ids), start), _chains(pairs_b, len(b_ids), start))
     if shared:
         is_shared = shared.__contains__
         bound.extra_a = _suffix_sums(list(map(is_shared, a_ids[start:])), start)
@@ -131,6 +140,6 @@ def order_bound(a_ids: Sequence[int], b_ids: Sequence[int], start: int) -> Bound
 
 def interned(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[list[int], list[int]]:
     """Both texts with each distinct line replaced by a small integer (equal lines, equal ids)."""
-    table = {line: i for i, line in enumerate(dict.fromkeys([*a, *b]))}
+    table = dict(zip(dict.fromkeys(chain(a, b)), count()))
     get = table.__getitem__
     return list(map(get, a)), list(map(get, b))

@@ -27,13 +27,3 @@ def split_lines(text: str) -> list[Line]:
     if last:
         lines.append((cast("str", last),))
     return lines
-
-
-def line_text(line: Line) -> str:
-    """The text of a line, without its newline."""
-    return line if isinstance(line, str) else line[0]
-
-
-def has_newline(line: Line) -> bool:
-    """Whether a line ends with a newline (only a text's last line may not)."""
-    return isinstance(line, str)

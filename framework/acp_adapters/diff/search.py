@@ -51,6 +51,16 @@ Script = list[tuple[int, int]]
 _NONE: Final = -(1 << 40)
 #: A cell budget that is never reached.
 _UNLIMITED: Final = 1 << 62
+#: Budgets, in cells (one diagonal extended by one edit) per line past the common prefix,
+#: plus a constant: the first search, before any bound is built (building one costs a pass
+#: over the lines), and the attempt under the cheap bound, given up on when it is not exact.
+FIRST_SEARCH_CELLS: tuple[float, int] = (0.5, 1024)
+PRESENCE_SEARCH_CELLS: tuple[float, int] = (2.0, 4096)
+
+
+def _budget(cells: tuple[float, int], lines: int) -> int:
+    per_line, base = cells
+    return int(per_line * lines) + base
 
 
 class _Unequal:
@@ -61,8 +71,7 @@ class _Unequal:
     def __eq__(self, other: object) -> bool:
         return False
 
-    def __hash__(self) -> int:
-        return 0
+    __hash__ = object.__hash__
 
 
 _PAD: Final = _Unequal()
@@ -95,12 +104,22 @@ def common_prefix(a: Sequence[T], b: Sequence[T]) -> int:
     return 0
 
 
+def _frontier(v: list[int], lo: int, hi: int) -> list[int]:
+    """``[v[k] for k in range(lo, hi + 1, 2)]``; negative ``k`` index from the end of ``v``."""
+    if lo >= 0 or hi < -1:
+        return v[lo : hi + 1 : 2]
+    if hi == -1:
+        return v[lo::2]
+    return v[lo::2] + v[lo & 1 : hi + 1 : 2]
+
+
 class _Search:
     """One forward search to a fixed limit; it can be advanced in stages.
 
-    ``v[off + k]`` is the old-text position of the furthest path on diagonal
-    ``k`` (negative: none); ``trace[d]`` keeps step ``d``'s frontier for the
-    walk back: ``(lowest diagonal, positions of every second diagonal from it)``.
+    ``v[k]`` is the old-text position of the furthest path on diagonal ``k``
+    (negative: none); negative diagonals index from the end of the list, which
+    is long enough for both signs. ``trace[d]`` keeps step ``d``'s frontier for
+    the walk back: ``(lowest diagonal, positions of every second diagonal)``.
     """
 
     def __init__(
@@ -119,9 +138,8 @@ class _Search:
         self.b_pad = [*b, _PAD]
         self.limit = limit
         self.bound = bound
-        self.off = limit + 2
-        self.v = [_NONE] * (2 * limit + 5)
-        self.v[self.off] = prefix
+        self.v = [_NONE] * (2 * limit + 8)
+        self.v[0] = prefix
         self.trace: list[tuple[int, list[int]]] = [(0, [prefix])]
         self.d = 0
         self.cells = 0
@@ -143,7 +161,8 @@ class _Search:
         n, m, limit = self.n, self.m, self.limit
         delta = n - m
         stop_cells = self.cells + max_cells
-        v, off, trace = self.v, self.off, self.trace
+        v, trace = self.v, self.trace
+        step = self._step_plain if self.bound is None else self._step_bounded
         while self.cells < stop_cells:
             d = self.d + 1
             if d > limit:
@@ -161,16 +180,16 @@ class _Search:
                 return True
             # Slots outside the previous step's range hold older values: read them as none.
             if lo - 1 < self.prev_lo:
-                v[off + lo - 1] = _NONE
+                v[lo - 1] = _NONE
             if hi + 1 > self.prev_hi:
-                v[off + hi + 1] = _NONE
+                v[hi + 1] = _NONE
             self.d = d
             self.cells += ((hi - lo) >> 1) + 1
-            self._step(d, lo, hi)
+            step(d, lo, hi)
             if self.end is not None:
-                trace.append((lo, v[off + lo : off + self.end + 1 : 2]))
+                trace.append((lo, _frontier(v, lo, self.end)))
                 return True
-            xs = v[off + lo : off + hi + 1 : 2]
+            xs = _frontier(v, lo, hi)
             trace.append((lo, xs))
             if not self._find_live(lo, xs):
                 self.exhausted = True
@@ -190,53 +209,73 @@ class _Search:
         self.live_lo, self.live_hi = lo + 2 * first, lo + 2 * last
         return True
 
-    def _step(self, d: int, lo: int, hi: int) -> None:
-        """Extend every diagonal of ``lo..hi`` by one edit and its snake.
+    # The two steps below extend every diagonal ``k`` of ``lo..hi`` by one edit
+    # and its snake. Inside the range no parent sits on an edge (jsdiff stops
+    # considering the diagonals beyond a path that touched one), so jsdiff's
+    # choice comes down to: the insertion (from ``k + 1``) when its path is
+    # further along the old text than the deletion's (from ``k - 1``), else the
+    # deletion. They differ only in the bound check; the loop is the hot path.
 
-        Inside the range no parent sits on an edge (jsdiff stops considering
-        the diagonals beyond a path that touched one), so jsdiff's choice comes
-        down to: the insertion when its path is further along the old text
-        than the deletion's (``x_insert > x_delete``), else the deletion.
-        """
-        a, b, a_pad, b_pad, n, m = self.a, self.b, self.a_pad, self.b_pad, self.n, self.m
-        v, off = self.v, self.off
-        bound = self.bound
-        # The bound inlined: prune a cell when d + (n - x) + (m - y) - 2 * matched > limit.
-        over = n + m - self.limit + d
-        match_a = match_b = extra_a = extra_b = None
-        if bound is not None:
-            match_a, match_b = bound.match_a, bound.match_b
-            extra_a, extra_b = bound.extra_a, bound.extra_b
-        for j in range(off + lo, off + hi + 1, 2):
-            xr = v[j - 1]
-            x = v[j + 1]
+    def _step_plain(self, d: int, lo: int, hi: int) -> None:
+        a, b, a_pad, b_pad, n, m, v = self.a, self.b, self.a_pad, self.b_pad, self.n, self.m, self.v
+        for k in range(lo, hi + 1, 2):
+            x = v[k + 1]
+            xr = v[k - 1]
             if x <= xr:
                 x = xr + 1
             if x < 0:
-                v[j] = _NONE
+                v[k] = _NONE
                 continue
-            y = x - j + off
+            y = x - k
             if a_pad[x] == b_pad[y]:
                 x = _snake(a, b, x + 1, y + 1, n, m)
-                y = x - j + off
-            if match_a is not None and match_b is not None:
-                ma, mb = match_a[x], match_b[y]
-                matched = ma if ma < mb else mb
-                if extra_a is not None and extra_b is not None:
-                    ma, mb = extra_a[x], extra_b[y]
-                    matched += ma if ma < mb else mb
-                if over > x + y + 2 * matched:
-                    v[j] = _NONE
-                    continue
-            v[j] = x
-            if x >= n:
-                if x >= n and y >= m:
-                    self.end = j - off
-                    return
-                if j - off - 1 < self.max_diag:
-                    self.max_diag = j - off - 1
-            elif y >= m and j - off + 1 > self.min_diag:
-                self.min_diag = j - off + 1
+                y = x - k
+            v[k] = x
+            if (x >= n or y >= m) and self._on_edge(k, x, y):
+                return
+
+    def _step_bounded(self, d: int, lo: int, hi: int) -> None:
+        a, b, a_pad, b_pad, n, m, v = self.a, self.b, self.a_pad, self.b_pad, self.n, self.m, self.v
+        bound = self.bound
+        assert bound is not None
+        match_a, match_b = bound.match_a, bound.match_b
+        extra_a, extra_b = bound.extra_a, bound.extra_b
+        # Prune a cell when d + (n - x) + (m - y) - 2 * matched > limit.
+        over = n + m - self.limit + d
+        for k in range(lo, hi + 1, 2):
+            x = v[k + 1]
+            xr = v[k - 1]
+            if x <= xr:
+                x = xr + 1
+            if x < 0:
+                v[k] = _NONE
+                continue
+            y = x - k
+            if a_pad[x] == b_pad[y]:
+                x = _snake(a, b, x + 1, y + 1, n, m)
+                y = x - k
+            ma, mb = match_a[x], match_b[y]
+            matched = ma if ma < mb else mb
+            if extra_a is not None and extra_b is not None:
+                ma, mb = extra_a[x], extra_b[y]
+                matched += ma if ma < mb else mb
+            if over > x + y + 2 * matched:
+                v[k] = _NONE
+                continue
+            v[k] = x
+            if (x >= n or y >= m) and self._on_edge(k, x, y):
+                return
+
+    def _on_edge(self, k: int, x: int, y: int) -> bool:
+        """A path touched the right or bottom edge: narrow the diagonals; True at the end."""
+        if x >= self.n:
+            if y >= self.m:
+                self.end = k
+                return True
+            self.max_diag = min(self.max_diag, k - 1)
+        else:
+            self.min_diag = max(self.min_diag, k + 1)
+        return False
 
     def script(self) -> Script:
         """Walk back from the end cell and return the edit script in order."""
@@ -295,41 +334,49 @@ def edit_script(a: Sequence[T], b: Sequence[T], max_edits: int | None = None) ->
     # Most edits are small and end here, before anything costs a pass over the texts.
     search = _Search(a, b, prefix, limit)
     rest = n + m - 2 * prefix
-    if search.advance(rest // 8 + 512):
+    if search.advance(_budget(FIRST_SEARCH_CELLS, rest)):
         return search.result()
     return _bounded(a, b, prefix, limit, search.d + 1)
 
 
 def _bounded(a: Sequence[T], b: Sequence[T], prefix: int, limit: int, known: int) -> Script | None:
-    """The search, again, with lower bounds; ``known`` edits at least are needed.
+    """The search, again, with lower bounds; at least ``known`` edits are needed.
 
     Each attempt runs to a limit no lower than the best bound known, so when
-    the bound is exact the first attempt finds the end in a narrow band. A
-    failed attempt proves that more edits are needed than its limit.
+    the bound is exact the first attempt finds the end in a narrow band. An
+    attempt that reaches edit count ``d`` without finding the end proves that
+    more than ``d`` edits are needed.
     """
+    rest = len(a) + len(b) - 2 * prefix
     presence = presence_bound(a, b, prefix)
     if presence.floor > limit:
         return None
-    if presence.floor == len(a) + len(b) - 2 * prefix:
+    if presence.floor == rest:
         # No line after the prefix occurs on both sides. Every path is then as
         # short, each cell takes the insertion whenever it has one, and the path
         # jsdiff ends on deletes every old line before it inserts any new one.
         runs = ((EQUAL, prefix), (DELETE, len(a) - prefix), (INSERT, len(b) - prefix))
         return [run for run in runs if run[1]]
-    attempt = max(presence.floor, known)
-    search = _Search(a, b, prefix, attempt, presence)
-    search.advance(_UNLIMITED)
-    if search.end is not None or attempt >= limit:
-        return search.result()
-    known = attempt + 1
+    # Exact when lines were replaced by new ones (and then cheap); given up on past a budget.
+    if presence.floor >= known:
+        search = _Search(a, b, prefix, presence.floor, presence)
+        if search.advance(_budget(PRESENCE_SEARCH_CELLS, rest)) and (
+            search.end is not None or search.limit >= limit
+        ):
+            return search.result()
+        # An exhausted attempt rules out its whole limit; a stopped one, what it searched.
+        known = search.limit + 1 if search.exhausted else search.d + 1
+    # Exact when lines were moved or swapped.
     a_ids, b_ids = interned(a, b)
     order = order_bound(a_ids, b_ids, prefix)
     if order.floor > limit:
         return None
-    attempt = max(order.floor, known)
-    while True:
-        search = _Search(a_ids, b_ids, prefix, attempt, order)
+    if order.floor >= known:
+        search = _Search(a_ids, b_ids, prefix, order.floor, order)
         search.advance(_UNLIMITED)
-        if search.end is not None or attempt >= limit:
+        if search.end is not None or search.limit >= limit:
             return search.result()
-        attempt = limit
+    # The bounds are weak here: search to the limit; the checks would cost more than they save.
+    search = _Search(a_ids, b_ids, prefix, limit)
+    search.advance(_UNLIMITED)
+    return search.result()
