@@ -352,7 +352,7 @@ class Row:
         }
 
 
-def print_table(rows: list[Row]) -> None:
+def print_table(rows: list[Row], *, markdown: bool = False) -> None:
     header = ("anchor", "description", "ours ms", "jsdiff ms", "ratio", "same output", "result")
     cells = [
         (
@@ -375,6 +375,12 @@ def print_table(rows: list[Row]) -> None:
             for i, (cell, w) in enumerate(zip(row, widths, strict=True))
         ).rstrip()
 
+    if markdown:
+        print("| " + " | ".join(header) + " |")
+        print("|" + "|".join("---:" if i in right else "---" for i in range(len(header))) + "|")
+        for row in cells:
+            print("| " + " | ".join(row) + " |")
+        return
     print(line(header))
     print("  ".join("-" * w for w in widths))
     for row in cells:
@@ -386,6 +392,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=11, help="timed runs per anchor (default 11)")
     parser.add_argument("--only", help="comma-separated anchors, e.g. a,c (default: all)")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write the results here")
+    parser.add_argument("--markdown", action="store_true", help="print the table in Markdown")
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error("--runs must be at least 1")
@@ -424,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(
             Row(anchor, ours_ms, jsdiff_ms, sha256(output) == jsdiff_hash, output is not None)
         )
-    print_table(rows)
+    print_table(rows, markdown=args.markdown)
 
     if args.json is not None:
         payload = {row.anchor.key: row.as_json() for row in rows}

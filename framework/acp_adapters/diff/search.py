@@ -15,17 +15,15 @@ from these rules, so this module keeps them exactly and is fast in other ways:
 * the common prefix is what jsdiff's edit count 0 consumes; the common suffix
   is *not* trimmed: that would change which minimal script is chosen;
 * runs of equal lines are compared in bulk (list slices compare in C);
-* a step whose frontier is wide is computed with C-level ``map`` passes over
-  the whole frontier instead of a Python loop per cell;
 * cells are pruned with a lower bound on the edits still needed from them
   (see ``bounds.py``). Pruning a cell can only make the cells that read it
   reach less far, never further, and no cell of the final path is pruned (its
   remaining edits are exactly what the bound must not exceed), so the path
   found is still jsdiff's. ``|k - (N - M)|`` is a free bound. The stronger
-  bounds cost a pass over both texts and are built only once the search has
-  spent about as much: they prove a search hopeless before it runs, and let
-  it run to a tight limit first (iterative deepening), keeping the frontier
-  to a narrow band.
+  bounds cost a pass over both texts and are built only once a first search
+  has spent about as much. They prove a search hopeless before it runs, and
+  when one is exact at the start, a search limited to it keeps the frontier
+  to the narrow band of cells that can still finish in time.
 
 The public entry is :func:`edit_script`.
 """
