@@ -36,10 +36,10 @@ def tag_of(
 
     def discriminate(value: Any) -> Any:
         tag = value.get(alias) if isinstance(value, dict) else getattr(value, field, None)
+        if not isinstance(tag, str):
+            return None
         if tag in known:
             return tag
-        if other is not None and isinstance(tag, str):
-            return other
-        return None
+        return other
 
     return discriminate

@@ -1,0 +1,51 @@
+"""The version-neutral runtime model of a session, and the reducer that builds it."""
+
+from .model import (
+    Block,
+    ContentItem,
+    DiffChange,
+    DiffV1,
+    DiffV2,
+    FileEvent,
+    Location,
+    Message,
+    PatchText,
+    PermissionRequest,
+    Plan,
+    SessionState,
+    SessionView,
+    TerminalRef,
+    ToolCall,
+    ToolContent,
+    TurnState,
+    UnknownContent,
+    UnknownUpdate,
+)
+from .paths import tool_call_paths
+from .reducer import TERMINAL_STATUSES, Change, Reducer
+
+__all__ = [
+    "TERMINAL_STATUSES",
+    "Block",
+    "Change",
+    "ContentItem",
+    "DiffChange",
+    "DiffV1",
+    "DiffV2",
+    "FileEvent",
+    "Location",
+    "Message",
+    "PatchText",
+    "PermissionRequest",
+    "Plan",
+    "Reducer",
+    "SessionState",
+    "SessionView",
+    "TerminalRef",
+    "ToolCall",
+    "ToolContent",
+    "TurnState",
+    "UnknownContent",
+    "UnknownUpdate",
+    "tool_call_paths",
+]

@@ -1,0 +1,436 @@
+"""The version-neutral state of one session, as the reducer builds it.
+
+Everything an agent has said in a session, in one shape whatever protocol
+version it spoke: messages (chunks appended), tool calls (by id), plans (by
+id; v1's single plan is one of them), configuration, modes, commands, usage,
+session info, the turn state, terminals the agent owns (v2), what the client's
+file system answered and was asked to write, and every update that could not
+be understood, kept as received.
+
+Items are frozen pydantic models: the reducer replaces them, nothing changes
+them in place. :class:`SessionState` itself is the reducer's mutable store;
+hooks see it through the read-only :class:`SessionView`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RuntimeModel(BaseModel):
+    """Base of the runtime items: frozen, strict about its own field names."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+# --- content ----------------------------------------------------------------------------
+
+
+class Block(RuntimeModel):
+    """A content block (text, image, audio, resource link, resource, or another kind), as sent."""
+
+    type: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def text(self) -> str | None:
+        """The text of a text block (None for other kinds)."""
+        value = self.data.get("text") if self.type == "text" else None
+        return value if isinstance(value, str) else None
+
+
+class ContentItem(RuntimeModel):
+    """Tool-call content that is a content block."""
+
+    kind: Literal["content"] = "content"
+    block: Block
+
+
+class DiffChange(RuntimeModel):
+    """One file-level change of a v2 diff (``changes`` entry)."""
+
+    operation: str
+    path: str | None = None
+    old_path: str | None = None
+    file_type: str | None = None
+    mime_type: str | None = None
+
+
+class PatchText(RuntimeModel):
+    """The renderable patch of a v2 diff."""
+
+    format: str
+    text: str
+
+
+class DiffV1(RuntimeModel):
+    """A v1 diff: one file's whole old text (None: a new file) and new text."""
+
+    kind: Literal["diff_v1"] = "diff_v1"
+    path: str
+    old_text: str | None = None
+    new_text: str
+
+    @property
+    def type(self) -> Literal["diff"]:
+        """The wire type, so the diff engine reads this item as it reads a wire dict."""
+        return "diff"
+
+
+class DiffV2(RuntimeModel):
+    """A v2 diff: structured changes and, maybe, their patch text."""
+
+    kind: Literal["diff_v2"] = "diff_v2"
+    changes: tuple[DiffChange, ...] = ()
+    patch: PatchText | None = None
+
+    @property
+    def type(self) -> Literal["diff"]:
+        """The wire type, so the diff engine reads this item as it reads a wire dict."""
+        return "diff"
+
+
+class TerminalRef(RuntimeModel):
+    """Tool-call content that points at a terminal."""
+
+    kind: Literal["terminal"] = "terminal"
+    terminal_id: str
+
+
+class UnknownContent(RuntimeModel):
+    """Tool-call content of a type not known here (v2 keeps these), as received."""
+
+    kind: Literal["unknown"] = "unknown"
+    raw: dict[str, Any]
+
+
+ToolContent = Annotated[
+    ContentItem | DiffV1 | DiffV2 | TerminalRef | UnknownContent, Field(discriminator="kind")
+]
+
+
+# --- session items ----------------------------------------------------------------------
+
+
+class Location(RuntimeModel):
+    """A file a tool call touches, and a line in it."""
+
+    path: str
+    line: int | None = None
+
+
+class ToolCall(RuntimeModel):
+    """A tool call, with everything its updates said so far.
+
+    ``kind`` and ``status`` keep the agent's words (v2 may send values not
+    known here). ``first_seq`` and ``last_seq`` are the positions of the first
+    and the latest message that spoke of it; ``turn`` is the turn it appeared in.
+    """
+
+    id: str
+    title: str | None = None
+    kind: str = "other"
+    status: str = "pending"
+    content: tuple[ToolContent, ...] = ()
+    locations: tuple[Location, ...] = ()
+    raw_input: Any = None
+    raw_output: Any = None
+    meta: dict[str, Any] | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+    #: Whether a session/update spoke of it (False: only a permission request did so far).
+    reported: bool = False
+    turn: int = 0
+    first_seq: int = 0
+    last_seq: int = 0
+
+
+MessageRole = Literal["user", "agent", "thought"]
+
+
+class Message(RuntimeModel):
+    """A user message, an agent message, or an agent thought: its blocks in order."""
+
+    id: str
+    role: MessageRole
+    blocks: tuple[Block, ...] = ()
+    turn: int = 0
+    first_seq: int = 0
+    last_seq: int = 0
+
+    @property
+    def text(self) -> str:
+        """The text of its text blocks, joined."""
+        return "".join(block.text or "" for block in self.blocks)
+
+
+class PlanEntry(RuntimeModel):
+    content: str
+    priority: str
+    status: str
+
+
+class Plan(RuntimeModel):
+    """A plan: its entries, replaced whole by each update."""
+
+    id: str
+    entries: tuple[PlanEntry, ...] = ()
+    turn: int = 0
+    first_seq: int = 0
+    last_seq: int = 0
+
+
+class ConfigChoice(RuntimeModel):
+    value: str
+    name: str
+    description: str | None = None
+    group: str | None = None
+
+
+class ConfigOption(RuntimeModel):
+    """A session configuration option (v1 ``id``, v2 ``configId``)."""
+
+    id: str
+    name: str
+    type: str
+    current_value: Any = None
+    description: str | None = None
+    category: str | None = None
+    choices: tuple[ConfigChoice, ...] = ()
+
+
+class Mode(RuntimeModel):
+    id: str
+    name: str
+    description: str | None = None
+
+
+class Command(RuntimeModel):
+    name: str
+    description: str
+    input_hint: str | None = None
+
+
+class Usage(RuntimeModel):
+    used: int
+    size: int
+    cost_amount: float | None = None
+    cost_currency: str | None = None
+
+
+class SessionInfo(RuntimeModel):
+    title: str | None = None
+    updated_at: str | None = None
+
+
+TurnStateName = Literal["idle", "running", "requires_action"]
+
+
+class TurnState(RuntimeModel):
+    """Where the agent's foreground work is: running, idle (with why it stopped), or blocked."""
+
+    state: TurnStateName = "idle"
+    stop_reason: str | None = None
+
+
+class Terminal(RuntimeModel):
+    """An agent-owned terminal (v2): its command and its output bytes."""
+
+    id: str
+    command: str | None = None
+    cwd: str | None = None
+    output: bytes = b""
+    exited: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+
+    @property
+    def text(self) -> str:
+        """The output as text; a character split across chunks is whole here."""
+        return self.output.decode("utf-8", errors="replace")
+
+
+class PermissionRequest(RuntimeModel):
+    """A permission the agent asked for, and how it was answered (None: not yet)."""
+
+    request_id: str
+    tool_call_id: str | None = None
+    title: str | None = None
+    options: tuple[dict[str, Any], ...] = ()
+    outcome: str | None = None
+    option_id: str | None = None
+    option_kind: str | None = None
+    turn: int = 0
+    seq: int = 0
+
+
+class FileEvent(RuntimeModel):
+    """What the session showed of a file: a client's read answer or an agent's write.
+
+    ``content`` None on a read means the file did not exist. ``tool_call_id``
+    is the tool call a write belongs to, where one was in progress on that path.
+    """
+
+    op: Literal["read", "write"]
+    path: str
+    content: str | None
+    seq: int
+    tool_call_id: str | None = None
+
+
+class UnknownUpdate(RuntimeModel):
+    """An update that could not be understood, kept as received, and why."""
+
+    raw: Any
+    reason: str
+    seq: int = 0
+    turn: int = 0
+
+
+class SessionState:
+    """The reducer's store for one session. Read it through :meth:`view`."""
+
+    def __init__(self, session_id: str | None = None, version: int = 1) -> None:
+        self.session_id = session_id
+        self.version = version
+        self.seq = 0
+        self.turn = 0
+        self.turn_state = TurnState()
+        self.tool_calls: dict[str, ToolCall] = {}
+        self.messages: dict[str, Message] = {}
+        self.plans: dict[str, Plan] = {}
+        self.config_options: tuple[ConfigOption, ...] = ()
+        self.modes: tuple[Mode, ...] = ()
+        self.current_mode: str | None = None
+        self.commands: tuple[Command, ...] = ()
+        self.usage: Usage | None = None
+        self.info = SessionInfo()
+        self.terminals: dict[str, Terminal] = {}
+        self.permissions: dict[str, PermissionRequest] = {}
+        self.files: list[FileEvent] = []
+        self.unknown: list[UnknownUpdate] = []
+        #: Tool calls a turn ended on while they were not finished, and the stop reason.
+        self.ended_tool_calls: dict[str, str] = {}
+        #: The message a chunk without a message id continues (per role), while nothing else
+        #: came in between.
+        self.open_message: dict[str, str] = {}
+        self._view = SessionView(self)
+
+    def view(self) -> SessionView:
+        return self._view
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything, as JSON-ready data: for comparisons and debugging."""
+        return {
+            "session_id": self.session_id,
+            "turn_state": self.turn_state.model_dump(mode="json"),
+            "tool_calls": {
+                k: v.model_dump(mode="json", exclude={"first_seq", "last_seq"})
+                for k, v in self.tool_calls.items()
+            },
+            "messages": {
+                k: v.model_dump(mode="json", exclude={"first_seq", "last_seq"})
+                for k, v in self.messages.items()
+            },
+            "plans": {
+                k: v.model_dump(mode="json", exclude={"first_seq", "last_seq"})
+                for k, v in self.plans.items()
+            },
+            "config_options": [c.model_dump(mode="json") for c in self.config_options],
+            "current_mode": self.current_mode,
+            "commands": [c.model_dump(mode="json") for c in self.commands],
+            "usage": self.usage.model_dump(mode="json") if self.usage else None,
+            "info": self.info.model_dump(mode="json"),
+            "terminals": {k: v.model_dump(mode="json") for k, v in self.terminals.items()},
+            "unknown": [u.model_dump(mode="json", exclude={"seq"}) for u in self.unknown],
+        }
+
+
+class SessionView:
+    """A read-only window on a session's state, as hooks receive it."""
+
+    __slots__ = ("_state",)
+
+    def __init__(self, state: SessionState) -> None:
+        self._state = state
+
+    @property
+    def session_id(self) -> str | None:
+        return self._state.session_id
+
+    @property
+    def version(self) -> int:
+        """The protocol version the session speaks (1 or 2)."""
+        return self._state.version
+
+    @property
+    def turn(self) -> int:
+        return self._state.turn
+
+    @property
+    def turn_state(self) -> TurnState:
+        return self._state.turn_state
+
+    @property
+    def tool_calls(self) -> Mapping[str, ToolCall]:
+        return MappingProxyType(self._state.tool_calls)
+
+    @property
+    def messages(self) -> Mapping[str, Message]:
+        return MappingProxyType(self._state.messages)
+
+    @property
+    def plans(self) -> Mapping[str, Plan]:
+        return MappingProxyType(self._state.plans)
+
+    @property
+    def terminals(self) -> Mapping[str, Terminal]:
+        return MappingProxyType(self._state.terminals)
+
+    @property
+    def permissions(self) -> Mapping[str, PermissionRequest]:
+        return MappingProxyType(self._state.permissions)
+
+    @property
+    def files(self) -> tuple[FileEvent, ...]:
+        return tuple(self._state.files)
+
+    @property
+    def config_options(self) -> tuple[ConfigOption, ...]:
+        return self._state.config_options
+
+    @property
+    def current_mode(self) -> str | None:
+        return self._state.current_mode
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._state.usage
+
+    @property
+    def info(self) -> SessionInfo:
+        return self._state.info
+
+    @property
+    def ended_tool_calls(self) -> Mapping[str, str]:
+        """Tool calls a turn ended on before they finished, with the turn's stop reason."""
+        return MappingProxyType(self._state.ended_tool_calls)
+
+    def file_before(self, path: str, seq: int) -> FileEvent | None:
+        """The latest read or write of ``path`` before position ``seq``."""
+        found = None
+        for event in self._state.files:
+            if event.seq >= seq:
+                break
+            if event.path == path:
+                found = event
+        return found
+
+    def writes_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
+        """The file writes that belong to a tool call, in order."""
+        return tuple(
+            e for e in self._state.files if e.op == "write" and e.tool_call_id == tool_call_id
+        )

@@ -1,0 +1,567 @@
+"""One reducer for every update of both protocol versions.
+
+:class:`Reducer` applies what arrives in a session to its
+:class:`~acp_adapters.runtime.model.SessionState`: ``session/update``
+notifications of either version, the tool call a permission request carries,
+the client's file-system answers and the agent's writes, and turn boundaries.
+It never raises on what an agent sends: an update that is invalid by its
+version's schema, or of a kind not known here, is kept as an
+:class:`~acp_adapters.runtime.model.UnknownUpdate`.
+
+Update semantics:
+
+* v1 ``tool_call`` and ``tool_call_update``: the fields present replace (a
+  list present replaces the list); null and absent leave a field as it is; an
+  update for an unknown id creates the tool call.
+* v2 ``tool_call_update`` is an upsert: omitted leaves a field, null clears it,
+  a value replaces it; ``tool_call_content_chunk`` appends one item.
+* message chunks append to their message (by ``messageId``; v1 chunks without
+  one continue the latest message of their role while nothing else came in
+  between). v2 whole-message updates replace the content (null clears it).
+* v1's ``plan`` is the session's single plan; v2's ``plan_update`` is by ``planId``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from pydantic import TypeAdapter, ValidationError
+
+from ..protocol import parse_notification, v1, v2
+from .model import (
+    Block,
+    Command,
+    ConfigChoice,
+    ConfigOption,
+    ContentItem,
+    DiffChange,
+    DiffV1,
+    DiffV2,
+    FileEvent,
+    Location,
+    Message,
+    MessageRole,
+    Mode,
+    PatchText,
+    PermissionRequest,
+    Plan,
+    PlanEntry,
+    SessionState,
+    Terminal,
+    TerminalRef,
+    ToolCall,
+    ToolContent,
+    TurnState,
+    UnknownContent,
+    UnknownUpdate,
+    Usage,
+)
+from .paths import tool_call_paths
+
+#: The single plan of a v1 session.
+V1_PLAN_ID = "plan"
+#: Tool-call statuses after which a tool call does nothing more.
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+_PERMISSION: dict[int, TypeAdapter[Any]] = {
+    1: TypeAdapter(v1.RequestPermissionRequest),
+    2: TypeAdapter(v2.RequestPermissionRequest),
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one applied message touched: ``kind`` and the key of the thing in the state."""
+
+    kind: str  # "tool_call", "message", "plan", "permission", "session", "terminal", "unknown"
+    key: str
+
+
+class Reducer:
+    """Applies messages to a session's state; every method returns what it changed."""
+
+    def __init__(self, state: SessionState | None = None) -> None:
+        self.state = state if state is not None else SessionState()
+        self._by_type = self._handlers()
+
+    # --- session/update ----------------------------------------------------------------
+
+    def apply_notification(self, params: Any) -> list[Change]:
+        """Apply the params of one ``session/update`` notification of the session's version."""
+        state = self.state
+        state.seq += 1
+        try:
+            notification = parse_notification(params, 2 if state.version == 2 else 1)
+        except ValidationError as error:
+            return [self._unknown(params, _reason(error))]
+        if state.session_id is None:
+            state.session_id = notification.session_id
+        raw = params["update"]
+        update = notification.update
+        handler = next((self._by_type[t] for t in type(update).__mro__ if t in self._by_type), None)
+        if handler is None:
+            return [self._unknown(raw, f"update {raw.get('sessionUpdate')!r} is not known here")]
+        return handler(update, raw)
+
+    def _handlers(self) -> dict[type, Callable[[Any, dict[str, Any]], list[Change]]]:
+        return {
+            v1.ContentChunk: self._chunk,
+            v2.ContentChunk: self._chunk,
+            v1.ToolCall: self._tool_call_v1,
+            v1.ToolCallUpdate: self._tool_call_v1,
+            v2.ToolCallUpdate: self._tool_call_v2,
+            v2.ToolCallContentChunk: self._tool_content_chunk,
+            v1.Plan: self._plan_v1,
+            v2.PlanUpdate: self._plan_v2,
+            v1.AvailableCommandsUpdate: self._commands,
+            v2.AvailableCommandsUpdate: self._commands,
+            v1.CurrentModeUpdate: self._mode,
+            v1.ConfigOptionUpdate: self._config,
+            v2.ConfigOptionUpdate: self._config,
+            v1.SessionInfoUpdate: self._info,
+            v2.SessionInfoUpdate: self._info,
+            v1.UsageUpdate: self._usage,
+            v2.UsageUpdate: self._usage,
+            v2.UserMessage: self._whole_message,
+            v2.AgentMessage: self._whole_message,
+            v2.AgentThought: self._whole_message,
+            v2.RunningStateUpdate: self._state_update,
+            v2.IdleStateUpdate: self._state_update,
+            v2.RequiresActionStateUpdate: self._state_update,
+            v2.TerminalUpdate: self._terminal,
+            v2.TerminalOutputChunk: self._terminal_output,
+        }
+
+    # messages
+
+    _ROLES: ClassVar[dict[str, MessageRole]] = {
+        "user_message_chunk": "user",
+        "agent_message_chunk": "agent",
+        "agent_thought_chunk": "thought",
+        "user_message": "user",
+        "agent_message": "agent",
+        "agent_thought": "thought",
+    }
+
+    def _chunk(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        role = self._ROLES[raw["sessionUpdate"]]
+        state = self.state
+        key = update.message_id or state.open_message.get(role) or f"{role}-{state.seq}"
+        message = state.messages.get(key) or self._new_message(key, role)
+        blocks = _appended(message.blocks, _block(update.content))
+        state.messages[key] = message.model_copy(update={"blocks": blocks, "last_seq": state.seq})
+        state.open_message = {role: key}
+        return [Change("message", key)]
+
+    def _whole_message(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        role = self._ROLES[raw["sessionUpdate"]]
+        state = self.state
+        key = update.message_id
+        message = state.messages.get(key) or self._new_message(key, role)
+        changes: dict[str, Any] = {"last_seq": state.seq}
+        if "content" in raw and (raw["content"] is None or update.content is not None):
+            blocks: tuple[Block, ...] = ()
+            for block in update.content or ():
+                blocks = _appended(blocks, _block(block))
+            changes["blocks"] = blocks
+        state.messages[key] = message.model_copy(update=changes)
+        state.open_message = {role: key}
+        return [Change("message", key)]
+
+    def _new_message(self, key: str, role: MessageRole) -> Message:
+        state = self.state
+        return Message(id=key, role=role, turn=state.turn, first_seq=state.seq, last_seq=state.seq)
+
+    # tool calls
+
+    _TOOL_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("title", "title"),
+        ("kind", "kind"),
+        ("status", "status"),
+        ("content", "content"),
+        ("locations", "locations"),
+        ("rawInput", "raw_input"),
+        ("rawOutput", "raw_output"),
+        ("_meta", "meta"),
+    )
+    _CLEARED: ClassVar[dict[str, Any]] = {
+        "title": None,
+        "kind": "other",
+        "status": "pending",
+        "content": (),
+        "locations": (),
+        "raw_input": None,
+        "raw_output": None,
+        "meta": None,
+    }
+
+    def _tool_call_v1(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        return self.upsert_tool_call(update, raw, clear_on_null=False, reported=True)
+
+    def _tool_call_v2(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        return self.upsert_tool_call(update, raw, clear_on_null=True, reported=True)
+
+    def upsert_tool_call(
+        self, update: Any, raw: dict[str, Any], *, clear_on_null: bool, reported: bool
+    ) -> list[Change]:
+        """Apply a tool call (or an update of one), creating it when its id is new.
+
+        ``reported``: a session/update said it (rather than a permission request).
+        """
+        state = self.state
+        key = update.tool_call_id
+        current = state.tool_calls.get(key) or ToolCall(
+            id=key, turn=state.turn, first_seq=state.seq, last_seq=state.seq
+        )
+        changes: dict[str, Any] = {"last_seq": state.seq}
+        if reported:
+            changes["reported"] = True
+        for alias, field in self._TOOL_FIELDS:
+            if alias not in raw:
+                continue  # omitted: unchanged
+            value = getattr(update, field)
+            if raw[alias] is None:
+                if clear_on_null:
+                    changes[field] = self._CLEARED[field]
+                continue
+            if value is None:
+                continue  # malformed: the schema's default is "no change"
+            changes[field] = self._convert(field, value)
+        extra = {k: v for k, v in (update.model_extra or {}).items() if k != "sessionUpdate"}
+        if extra:
+            changes["extra"] = {**current.extra, **extra}
+        state.tool_calls[key] = current.model_copy(update=changes)
+        state.open_message = {}
+        return [Change("tool_call", key)]
+
+    def _convert(self, field: str, value: Any) -> Any:
+        if field == "content":
+            return tuple(_content(item) for item in value)
+        if field == "locations":
+            return tuple(Location(path=loc.path, line=loc.line) for loc in value)
+        return value
+
+    def _tool_content_chunk(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        state = self.state
+        key = update.tool_call_id
+        current = state.tool_calls.get(key) or ToolCall(
+            id=key, turn=state.turn, first_seq=state.seq, last_seq=state.seq
+        )
+        content = (*current.content, _content(update.content))
+        state.tool_calls[key] = current.model_copy(
+            update={"content": content, "last_seq": state.seq, "reported": True}
+        )
+        state.open_message = {}
+        return [Change("tool_call", key)]
+
+    # plans, commands, configuration
+
+    def _plan_v1(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        return self._plan(V1_PLAN_ID, update.entries)
+
+    def _plan_v2(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        plan = update.plan
+        if not isinstance(plan, v2.PlanItems):
+            return [self._unknown(raw, f"plan of type {plan.type!r} is not known here")]
+        return self._plan(plan.plan_id, plan.entries)
+
+    def _plan(self, key: str, entries: list[Any]) -> list[Change]:
+        state = self.state
+        current = state.plans.get(key) or Plan(
+            id=key, turn=state.turn, first_seq=state.seq, last_seq=state.seq
+        )
+        state.plans[key] = current.model_copy(
+            update={
+                "entries": tuple(
+                    PlanEntry(content=e.content, priority=e.priority, status=e.status)
+                    for e in entries
+                ),
+                "last_seq": state.seq,
+            }
+        )
+        return [Change("plan", key)]
+
+    def _commands(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        self.state.commands = tuple(
+            Command(
+                name=c.name,
+                description=c.description,
+                input_hint=getattr(c.input, "hint", None) if c.input is not None else None,
+            )
+            for c in update.available_commands
+        )
+        return [Change("session", "commands")]
+
+    def _mode(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        self.state.current_mode = update.current_mode_id
+        return [Change("session", "mode")]
+
+    def _config(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        self.set_config_options(update.config_options)
+        return [Change("session", "config")]
+
+    def set_config_options(self, options: list[Any]) -> None:
+        """Replace the configuration options (from an update or a session/new answer)."""
+        self.state.config_options = tuple(_config_option(o) for o in options)
+
+    def set_modes(self, current: str | None, available: list[Any]) -> None:
+        """Set the modes a session/new (or load) answer listed."""
+        self.state.current_mode = current
+        self.state.modes = tuple(
+            Mode(id=m.id, name=m.name, description=m.description) for m in available
+        )
+
+    def _info(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        state = self.state
+        changes = {}
+        for alias, field in (("title", "title"), ("updatedAt", "updated_at")):
+            if alias in raw and (raw[alias] is None or getattr(update, field) is not None):
+                changes[field] = getattr(update, field)
+        state.info = state.info.model_copy(update=changes)
+        return [Change("session", "info")]
+
+    def _usage(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        cost = update.cost
+        self.state.usage = Usage(
+            used=update.used,
+            size=update.size,
+            cost_amount=cost.amount if cost else None,
+            cost_currency=cost.currency if cost else None,
+        )
+        return [Change("session", "usage")]
+
+    # v2 state and terminals
+
+    def _state_update(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        if update.state == "idle":
+            return self.end_turn(update.stop_reason)
+        self.state.turn_state = TurnState(state=update.state)
+        return [Change("session", "turn")]
+
+    def _terminal(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        state = self.state
+        key = update.terminal_id
+        current = state.terminals.get(key) or Terminal(id=key)
+        changes: dict[str, Any] = {}
+        for alias, field in (("command", "command"), ("cwd", "cwd")):
+            if alias in raw and (raw[alias] is None or getattr(update, field) is not None):
+                changes[field] = getattr(update, field)
+        if "output" in raw and (raw["output"] is None or update.output is not None):
+            changes["output"] = _b64(update.output.data) if update.output is not None else b""
+        if "exitStatus" in raw and (raw["exitStatus"] is None or update.exit_status is not None):
+            status = update.exit_status
+            changes["exited"] = status is not None
+            changes["exit_code"] = status.exit_code if status else None
+            changes["signal"] = status.signal if status else None
+        state.terminals[key] = current.model_copy(update=changes)
+        return [Change("terminal", key)]
+
+    def _terminal_output(self, update: Any, raw: dict[str, Any]) -> list[Change]:
+        state = self.state
+        key = update.terminal_id
+        current = state.terminals.get(key) or Terminal(id=key)
+        state.terminals[key] = current.model_copy(
+            update={"output": current.output + _b64(update.data)}
+        )
+        return [Change("terminal", key)]
+
+    # --- turns, permissions, files --------------------------------------------------------
+
+    def start_turn(self) -> list[Change]:
+        """A prompt was sent: a new turn runs."""
+        state = self.state
+        state.seq += 1
+        state.turn += 1
+        state.turn_state = TurnState(state="running")
+        state.open_message = {}
+        return [Change("session", "turn")]
+
+    def end_turn(self, stop_reason: str | None) -> list[Change]:
+        """The turn ended: tool calls still unfinished end with it."""
+        state = self.state
+        state.turn_state = TurnState(state="idle", stop_reason=stop_reason)
+        state.open_message = {}
+        changed = [Change("session", "turn")]
+        for key, call in state.tool_calls.items():
+            if call.status not in TERMINAL_STATUSES and key not in state.ended_tool_calls:
+                state.ended_tool_calls[key] = stop_reason or "end_turn"
+                changed.append(Change("tool_call", key))
+        return changed
+
+    def apply_permission_request(self, request_id: str, params: Any) -> list[Change]:
+        """The agent asked for permission; the tool call it names is updated (or created).
+
+        v1 requests carry the tool call; v2 ones a subject: a tool call, or a
+        command that may name one.
+        """
+        state = self.state
+        state.seq += 1
+        try:
+            request = _PERMISSION[2 if state.version == 2 else 1].validate_python(params)
+        except ValidationError as error:
+            return [self._unknown(params, _reason(error))]
+        changed: list[Change] = []
+        call, raw_call = None, None
+        if state.version == 2:
+            subject = request.subject
+            if isinstance(subject, v2.ToolCallPermissionSubject):
+                call, raw_call = subject.tool_call, params["subject"]["toolCall"]
+            tool_call_id = call.tool_call_id if call else getattr(subject, "tool_call_id", None)
+        else:
+            call, raw_call = request.tool_call, params["toolCall"]
+            tool_call_id = call.tool_call_id
+        if call is not None and isinstance(raw_call, dict):
+            changed = self.upsert_tool_call(
+                call, raw_call, clear_on_null=state.version == 2, reported=False
+            )
+        state.permissions[request_id] = PermissionRequest(
+            request_id=request_id,
+            tool_call_id=tool_call_id,
+            title=getattr(request, "title", None),
+            options=tuple(o.to_wire() for o in request.options),
+            turn=state.turn,
+            seq=state.seq,
+        )
+        return [*changed, Change("permission", request_id)]
+
+    def apply_permission_answer(self, request_id: str, result: Any) -> list[Change]:
+        """The client answered a permission request (an error answer counts as cancelled)."""
+        state = self.state
+        current = state.permissions.get(request_id)
+        if current is None:
+            return []
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+        option_id = outcome.get("optionId") if isinstance(outcome, dict) else None
+        option_kind = next(
+            (o.get("kind") for o in current.options if o.get("optionId") == option_id), None
+        )
+        state.permissions[request_id] = current.model_copy(
+            update={
+                "outcome": kind if isinstance(kind, str) else "cancelled",
+                "option_id": option_id if isinstance(option_id, str) else None,
+                "option_kind": option_kind,
+            }
+        )
+        changed = [Change("permission", request_id)]
+        if current.tool_call_id is not None:
+            changed.append(Change("tool_call", current.tool_call_id))
+        return changed
+
+    def apply_file_read(self, path: str, content: str | None) -> list[Change]:
+        """The client answered ``fs/read_text_file`` (``content`` None: no such file)."""
+        state = self.state
+        state.seq += 1
+        state.files.append(FileEvent(op="read", path=path, content=content, seq=state.seq))
+        return []
+
+    def apply_file_write(self, path: str, content: str) -> list[Change]:
+        """The agent asked the client to write a file: it belongs to the tool call editing it."""
+        state = self.state
+        state.seq += 1
+        owner = self._writer_of(path)
+        state.files.append(
+            FileEvent(op="write", path=path, content=content, seq=state.seq, tool_call_id=owner)
+        )
+        return [Change("tool_call", owner)] if owner else []
+
+    def _writer_of(self, path: str) -> str | None:
+        """The unfinished tool call, latest first, that names ``path``."""
+        candidates = [
+            call
+            for key, call in self.state.tool_calls.items()
+            if call.status not in TERMINAL_STATUSES
+            and key not in self.state.ended_tool_calls
+            and path in tool_call_paths(call)
+        ]
+        return max(candidates, key=lambda c: c.first_seq).id if candidates else None
+
+    def _unknown(self, raw: Any, reason: str) -> Change:
+        state = self.state
+        state.unknown.append(UnknownUpdate(raw=raw, reason=reason, seq=state.seq, turn=state.turn))
+        return Change("unknown", str(len(state.unknown) - 1))
+
+
+def _reason(error: ValidationError) -> str:
+    """The first thing wrong, in one line."""
+    errors = error.errors()
+    if not errors:
+        return "invalid"
+    where = ".".join(str(part) for part in errors[0]["loc"])
+    return f"invalid: {where}: {errors[0]['msg']}"[:500]
+
+
+def _b64(data: str) -> bytes:
+    """Terminal bytes; what is not base64 is dropped (the rest of the message is kept)."""
+    try:
+        return base64.b64decode(data, validate=True)
+    except ValueError:
+        return b""
+
+
+def _block(block: Any) -> Block:
+    data = block.to_wire()
+    return Block(type=str(data.get("type", "unknown")), data=data)
+
+
+def _appended(blocks: tuple[Block, ...], block: Block) -> tuple[Block, ...]:
+    """Chunks of plain text join the text block before them; anything else is a new block."""
+    if blocks and _plain_text(blocks[-1]) and _plain_text(block):
+        merged = {**blocks[-1].data, "text": (blocks[-1].text or "") + (block.text or "")}
+        return (*blocks[:-1], Block(type="text", data=merged))
+    return (*blocks, block)
+
+
+def _plain_text(block: Block) -> bool:
+    return block.type == "text" and set(block.data) <= {"type", "text"}
+
+
+def _content(item: Any) -> ToolContent:
+    if isinstance(item, v1.ToolCallContentDiff):
+        return DiffV1(path=item.path, old_text=item.old_text, new_text=item.new_text)
+    if isinstance(item, v2.ToolCallContentDiff):
+        return DiffV2(
+            changes=tuple(
+                DiffChange(
+                    operation=c.operation,
+                    path=getattr(c, "path", None),
+                    old_path=getattr(c, "old_path", None),
+                    file_type=c.file_type,
+                    mime_type=c.mime_type,
+                )
+                for c in item.changes
+            ),
+            patch=PatchText(format=item.patch.format, text=item.patch.text) if item.patch else None,
+        )
+    if isinstance(item, v1.ToolCallContentContent | v2.ToolCallContentContent):
+        return ContentItem(block=_block(item.content))
+    if isinstance(item, v1.ToolCallContentTerminal | v2.ToolCallContentTerminal):
+        return TerminalRef(terminal_id=item.terminal_id)
+    return UnknownContent(raw=item.to_wire())
+
+
+def _config_option(option: Any) -> ConfigOption:
+    choices: list[ConfigChoice] = []
+    for entry in getattr(option, "options", None) or ():
+        if hasattr(entry, "value"):
+            choices.append(
+                ConfigChoice(value=entry.value, name=entry.name, description=entry.description)
+            )
+        else:  # a group of choices
+            group = getattr(entry, "group", None) or getattr(entry, "group_id", None)
+            choices.extend(
+                ConfigChoice(value=c.value, name=c.name, description=c.description, group=group)
+                for c in entry.options
+            )
+    return ConfigOption(
+        id=str(getattr(option, "id", None) or getattr(option, "config_id", "")),
+        name=option.name,
+        type=option.type,
+        current_value=getattr(option, "current_value", None),
+        description=option.description,
+        category=option.category,
+        choices=tuple(choices),
+    )
