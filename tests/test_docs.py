@@ -39,3 +39,26 @@ def test_every_public_name_is_documented() -> None:
     text = "\n".join(page.read_text(encoding="utf-8") for page in DOCS.rglob("*.md"))
     for name in acp_adapters.__all__:
         assert f"`{name}" in text, name
+
+
+def test_every_hook_is_documented_and_tested() -> None:
+    from acp_adapters import hookspecs
+
+    hooks_doc = (DOCS / "plugins" / "hooks.md").read_text(encoding="utf-8")
+    tests = (Path(__file__).parent / "plugins" / "test_hooks.py").read_text(encoding="utf-8")
+    names = [n for n, f in vars(hookspecs).items() if hasattr(f, "acp_adapters_spec")]
+    assert len(names) >= 7
+    for name in names:
+        assert re.search(rf"^## {name}\(", hooks_doc, re.MULTILINE), name
+        assert f"def test_hook_{name}" in tests, name
+
+
+def test_tutorial_code_is_the_example_plugins_code() -> None:
+    source = (
+        DOCS / "examples" / "provider-plugin" / "acp_adapters_example" / "__init__.py"
+    ).read_text()
+    tutorial = (DOCS / "plugins" / "tutorial.md").read_text(encoding="utf-8")
+    snippets = re.findall(r"# start: ([\w-]+)\n(.*?)# end: \1\n", source, re.DOTALL)
+    assert len(snippets) == 2
+    for _, code in snippets:
+        assert f"```python\n{code}```" in tutorial

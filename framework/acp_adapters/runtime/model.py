@@ -20,6 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..diff.limits import DiffLimits
+
 
 class RuntimeModel(BaseModel):
     """Base of the runtime items: frozen, strict about its own field names."""
@@ -140,6 +142,10 @@ class ToolCall(RuntimeModel):
     raw_input: Any = None
     raw_output: Any = None
     meta: dict[str, Any] | None = None
+    #: Every ``_meta`` the tool call's messages carried, merged key by key (later wins):
+    #: agents spread metadata over several updates, and each update's ``_meta`` replaces
+    #: ``meta``.
+    meta_seen: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
     #: Whether a session/update spoke of it (False: only a permission request did so far).
     reported: bool = False
@@ -293,9 +299,12 @@ class UnknownUpdate(RuntimeModel):
 class SessionState:
     """The reducer's store for one session. Read it through :meth:`view`."""
 
-    def __init__(self, session_id: str | None = None, version: int = 1) -> None:
+    def __init__(
+        self, session_id: str | None = None, version: int = 1, diff_limits: DiffLimits | None = None
+    ) -> None:
         self.session_id = session_id
         self.version = version
+        self.diff_limits = diff_limits or DiffLimits()
         self.seq = 0
         self.turn = 0
         self.turn_state = TurnState()
@@ -369,6 +378,11 @@ class SessionView:
     @property
     def turn(self) -> int:
         return self._state.turn
+
+    @property
+    def diff_limits(self) -> DiffLimits:
+        """How far the session's diffs may search (the rewrite cap)."""
+        return self._state.diff_limits
 
     @property
     def turn_state(self) -> TurnState:

@@ -86,6 +86,8 @@ class Reducer:
     def __init__(self, state: SessionState | None = None) -> None:
         self.state = state if state is not None else SessionState()
         self._by_type = self._handlers()
+        #: The notification the last apply_notification read (None when it could not).
+        self.last_notification: Any = None
 
     # --- session/update ----------------------------------------------------------------
 
@@ -93,10 +95,12 @@ class Reducer:
         """Apply the params of one ``session/update`` notification of the session's version."""
         state = self.state
         state.seq += 1
+        self.last_notification = None
         try:
             notification = parse_notification(params, 2 if state.version == 2 else 1)
         except ValidationError as error:
             return [self._unknown(params, _reason(error))]
+        self.last_notification = notification
         if state.session_id is None:
             state.session_id = notification.session_id
         raw = params["update"]
@@ -230,6 +234,8 @@ class Reducer:
             if value is None:
                 continue  # malformed: the schema's default is "no change"
             changes[field] = self._convert(field, value)
+        if isinstance(changes.get("meta"), dict):
+            changes["meta_seen"] = _merged(current.meta_seen, changes["meta"])
         extra = {k: v for k, v in (update.model_extra or {}).items() if k != "sessionUpdate"}
         if extra:
             changes["extra"] = {**current.extra, **extra}
@@ -492,6 +498,17 @@ def _reason(error: ValidationError) -> str:
         return "invalid"
     where = ".".join(str(part) for part in errors[0]["loc"])
     return f"invalid: {where}: {errors[0]['msg']}"[:500]
+
+
+def _merged(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """``base`` updated with ``new``, nested objects merged rather than replaced."""
+    result = dict(base)
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(result.get(key), dict):
+            result[key] = _merged(result[key], value)
+        else:
+            result[key] = value
+    return result
 
 
 def _b64(data: str) -> bytes:

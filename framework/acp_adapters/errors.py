@@ -1,0 +1,49 @@
+"""The errors acp-adapters raises. Each says who raises it and what the user sees."""
+
+from __future__ import annotations
+
+
+class AcpAdaptersError(Exception):
+    """Base of every error of this package."""
+
+
+class PluginLoadError(AcpAdaptersError):
+    """Raised by the plugin manager when a plugin's entry point fails to import.
+
+    The message names the entry point and the distribution that declares it.
+    """
+
+
+class PluginError(AcpAdaptersError):
+    """Raised by a hook call when a plugin raised, or returned a value of the wrong type.
+
+    ``plugin`` names the misbehaving plugin (as the plugin manager registered
+    it), ``hook`` the hook, ``provider_id`` the provider it was called for.
+    """
+
+    def __init__(
+        self, message: str, *, hook: str, plugin: str | None, provider_id: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.hook = hook
+        self.plugin = plugin
+        self.provider_id = provider_id
+
+
+class DuplicateProviderError(AcpAdaptersError):
+    """Raised when two plugins register the same provider id; the message names both."""
+
+    def __init__(self, provider_id: str, first: str, second: str) -> None:
+        super().__init__(
+            f"provider {provider_id!r} is registered by plugin {first!r} and by plugin {second!r}"
+        )
+        self.provider_id = provider_id
+        self.plugins = (first, second)
+
+
+class UnknownProviderError(AcpAdaptersError):
+    """Raised when a provider id is asked for that no loaded plugin registered."""
+
+
+class CaptureError(AcpAdaptersError):
+    """Raised by ``project_capture`` when a capture cannot be read at all (not for a bad line)."""

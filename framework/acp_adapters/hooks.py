@@ -1,0 +1,167 @@
+"""A typed facade over ``pm.hook``: one method per hook, results checked at the boundary.
+
+A plugin that raises, or returns a value of the wrong type, surfaces as a
+:class:`~acp_adapters.errors.PluginError` that names it. Which plugin raised is
+read from the traceback (the frame of its hook function); which plugin returned
+a bad value is found by asking each implementation again, in call order, which
+is safe because projection hooks are pure.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import pluggy
+
+from .errors import PluginError
+from .permissions import PermissionDecision
+from .timeline.items import ITEM_TYPES, FileChangeItem
+
+if TYPE_CHECKING:
+    from .diff.limits import DiffLimits
+    from .permissions import PermissionQuery, Policy
+    from .protocol import Notification
+    from .providers import Provider
+    from .runtime import SessionView, ToolCall, ToolContent
+    from .timeline.items import TimelineItem
+
+
+class Hooks:
+    """Call the hooks of one plugin manager."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.pm = pm
+
+    def project_tool_call(
+        self, provider: Provider, tool_call: ToolCall, session: SessionView
+    ) -> TimelineItem:
+        result: TimelineItem = self._first(
+            "project_tool_call",
+            ITEM_TYPES,
+            provider.id,
+            provider=provider,
+            tool_call=tool_call,
+            session=session,
+        )
+        return result
+
+    def project_file_change(
+        self, provider: Provider, tool_call: ToolCall, session: SessionView
+    ) -> FileChangeItem:
+        result: FileChangeItem = self._first(
+            "project_file_change",
+            (FileChangeItem,),
+            provider.id,
+            provider=provider,
+            tool_call=tool_call,
+            session=session,
+        )
+        return result
+
+    def project_diff_patch(
+        self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
+    ) -> str | None:
+        result: str | None = self._first(
+            "project_diff_patch",
+            (str,),
+            provider.id,
+            required=False,
+            provider=provider,
+            content=content,
+            limits=limits,
+        )
+        return result
+
+    def decide_permission(
+        self, provider: Provider, request: PermissionQuery, policy: Policy
+    ) -> PermissionDecision:
+        result: PermissionDecision = self._first(
+            "decide_permission",
+            (PermissionDecision,),
+            provider.id,
+            provider=provider,
+            request=request,
+            policy=policy,
+        )
+        return result
+
+    def render_item_text(self, item: TimelineItem) -> str:
+        result: str = self._first("render_item_text", (str,), None, item=item)
+        return result
+
+    def on_session_update(
+        self, provider: Provider, update: Notification, session: SessionView
+    ) -> None:
+        caller = self.pm.hook.on_session_update
+        try:
+            caller(provider=provider, update=update, session=session)
+        except Exception as exc:
+            plugin = _culprit(exc.__traceback__, caller.get_hookimpls())
+            raise PluginError(
+                f"plugin {plugin!r} failed in on_session_update: {exc}",
+                hook="on_session_update",
+                plugin=plugin,
+                provider_id=provider.id,
+            ) from exc
+
+    def _first(
+        self,
+        name: str,
+        types: tuple[type, ...],
+        provider_id: str | None,
+        *,
+        required: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        caller = getattr(self.pm.hook, name)
+        try:
+            result = caller(**kwargs)
+        except Exception as exc:
+            plugin = _culprit(exc.__traceback__, caller.get_hookimpls())
+            raise PluginError(
+                f"plugin {plugin!r} failed in {name}: {exc}",
+                hook=name,
+                plugin=plugin,
+                provider_id=provider_id,
+            ) from exc
+        if result is None:
+            if required:
+                raise PluginError(
+                    f"no plugin answered {name} (is the built-in plugin registered?)",
+                    hook=name,
+                    plugin=None,
+                    provider_id=provider_id,
+                )
+            return None
+        if not isinstance(result, types):
+            plugin = _answering(caller, kwargs)
+            expected = " or ".join(t.__name__ for t in types)
+            raise PluginError(
+                f"plugin {plugin!r} returned {type(result).__name__} from {name}, "
+                f"expected {expected}",
+                hook=name,
+                plugin=plugin,
+                provider_id=provider_id,
+            )
+        return result
+
+
+def _culprit(trace: TracebackType | None, impls: list[pluggy.HookImpl]) -> str | None:
+    """The plugin whose hook function is on the traceback, the innermost one."""
+    codes = {getattr(impl.function, "__code__", None): impl.plugin_name for impl in impls}
+    found = None
+    while trace is not None:
+        found = codes.get(trace.tb_frame.f_code, found)
+        trace = trace.tb_next
+    return found
+
+
+def _answering(caller: Any, kwargs: dict[str, Any]) -> str | None:
+    """The plugin whose implementation gives the first non-None result, in call order."""
+    for impl in reversed(caller.get_hookimpls()):
+        if impl.hookwrapper or impl.wrapper:
+            continue
+        if impl.function(**{arg: kwargs[arg] for arg in impl.argnames}) is not None:
+            return str(impl.plugin_name)
+    return None

@@ -1,0 +1,154 @@
+"""Every hook of acp-adapters.
+
+Three shapes only:
+
+* ``register_*`` is collected from every plugin, which calls the callback it is given;
+* ``project_*``, ``decide_*`` and ``render_*`` stop at the first result that is not
+  None: return None for providers you do not own, and the built-in plugin, which
+  runs last, answers;
+* ``on_*`` notifies every plugin; what it returns is ignored.
+
+Hooks are synchronous. Their inputs are frozen (tool calls, items, providers)
+or read-only (the session view): return new objects, never change what you got.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pluggy
+
+if TYPE_CHECKING:
+    from .diff.limits import DiffLimits
+    from .permissions import PermissionDecision, PermissionQuery, Policy
+    from .protocol import Notification
+    from .providers import Provider, ProviderRegistrar
+    from .runtime import SessionView, ToolCall, ToolContent
+    from .timeline.items import FileChangeItem, TimelineItem
+
+PROJECT_NAME = "acp_adapters"
+
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def register_providers(register: ProviderRegistrar) -> None:
+    """Register the providers a plugin brings, by calling ``register(provider)`` for each.
+
+    Collected from every plugin when a registry is built. A provider id registered by
+    two plugins is an error that names both.
+
+    :param register: call it with each :class:`~acp_adapters.Provider`.
+    :returns: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def project_tool_call(
+    provider: Provider, tool_call: ToolCall, session: SessionView
+) -> TimelineItem | None:
+    """Project a tool call into its timeline item.
+
+    Called whenever a tool call changes. The built-in projection maps the tool
+    kind: edits (and any tool call with a diff) to ``file_change`` through
+    ``project_file_change``, ``execute`` to ``command_execution``, ``read`` to
+    ``file_read``, ``search`` to ``search``, ``fetch`` to ``fetch``, anything else
+    to ``tool``. Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param tool_call: the tool call as everything received so far made it.
+    :param session: the session, read-only.
+    :returns: a timeline item, or None to leave it to the next plugin.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def project_file_change(
+    provider: Provider, tool_call: ToolCall, session: SessionView
+) -> FileChangeItem | None:
+    """Project a tool call that edits files into a ``file_change`` item.
+
+    The built-in projection takes the patch from ``project_diff_patch``, or, where the
+    session shows the file's true old and new content (the client's answer to
+    ``fs/read_text_file``, the agent's ``fs/write_text_file``), the true patch. It always
+    answers, even when the patch was capped. Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param tool_call: the tool call.
+    :param session: the session, read-only.
+    :returns: a file_change item, or None to leave it to the next plugin.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def project_diff_patch(
+    provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
+) -> str | None:
+    """The unified patch of a tool call's diff content.
+
+    The built-in answer is :func:`acp_adapters.diff_patch`: v2 patch text as sent, else
+    each v1 ``{path, oldText, newText}`` built into a jsdiff-identical patch, capped at
+    ``limits.max_edits`` line edits per file. Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param content: the tool call's content items.
+    :param limits: how far the edit search may go.
+    :returns: the patch text, or None (also when there is nothing to show).
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def decide_permission(
+    provider: Provider, request: PermissionQuery, policy: Policy
+) -> PermissionDecision | None:
+    """Answer a permission request of the agent.
+
+    The built-in answer follows the policy with the options offered (an allow-once
+    option before an allow-always one). Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param request: the request, with the tool call it is about.
+    :param policy: the session's permission policy.
+    :returns: the decision (``outcome`` ``ask`` hands it to the application), or None.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def render_item_text(item: TimelineItem) -> str | None:
+    """Render a timeline item as text, for another agent to read.
+
+    The built-in rendering gives each kind a line or a block; a file_change shows its
+    paths, ``+A -D`` and the patch. Stops at first non-None result.
+
+    :param item: the item.
+    :returns: the text, or None to leave it to the next plugin.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec
+def on_session_update(provider: Provider, update: Notification, session: SessionView) -> None:
+    """Observe every session/update the agent sent, after the session's state took it in.
+
+    For metrics and logs. What it returns is ignored. Updates that could not be read
+    are not passed (the session keeps them as unknown updates).
+
+    :param provider: the provider of the session.
+    :param update: the notification as the wire model of the session's version.
+    :param session: the session, read-only, already updated.
+    :returns: nothing.
+
+    .. versionadded:: 0.1
+    """

@@ -1,0 +1,218 @@
+"""Helpers that projections share: the built-in plugin's, and any provider plugin's.
+
+* :func:`tool_status`: a tool call's item status, from the agent's status, a
+  pending permission request, and the end of its turn;
+* :func:`count_changes`: the ``+`` and ``-`` lines of a unified patch;
+* :func:`file_contents_from_fs`: a tool call's files as the client's file-system
+  traffic shows them (old content read, new content written);
+* :func:`file_change_from_contents`: a ``file_change`` item from files' old and
+  new content, with the same patch and cap as the built-in diff hook;
+* :func:`command_item`: a ``command_execution`` item from what agents put in a
+  tool call's raw input, raw output, content and terminal;
+* :func:`content_text`: the text blocks of tool-call content.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .diff import FilePatch, file_patches
+from .diff.limits import DiffLimits
+from .runtime import (
+    ContentItem,
+    DiffV1,
+    DiffV2,
+    SessionView,
+    TerminalRef,
+    ToolCall,
+    ToolContent,
+    tool_call_paths,
+)
+from .timeline.items import CommandExecutionItem, FileChangeItem, ItemStatus, PatchSource
+
+_STATUSES: dict[str, ItemStatus] = {
+    "pending": "pending",
+    "in_progress": "running",
+    "completed": "completed",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "requires_action": "waiting",
+}
+
+_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def tool_status(tool_call: ToolCall, session: SessionView) -> ItemStatus:
+    """The item status of a tool call.
+
+    A pending permission request makes it ``waiting``; a turn that ended
+    before the tool call did makes it ``cancelled`` (the turn was cancelled)
+    or ``completed``; a status not known here counts as ``running``.
+    """
+    status = _STATUSES.get(tool_call.status, "running")
+    if status in ("completed", "failed", "cancelled"):
+        return status
+    ended = session.ended_tool_calls.get(tool_call.id)
+    if ended is not None:
+        return "cancelled" if ended == "cancelled" else "completed"
+    for request in session.permissions.values():
+        if request.tool_call_id == tool_call.id and request.outcome is None:
+            return "waiting"
+    return status
+
+
+def count_changes(patch: str | None) -> tuple[int, int]:
+    """Added and deleted lines of a unified patch (hunk bodies only, headers not counted)."""
+    if not patch:
+        return 0, 0
+    additions = deletions = 0
+    old_left = new_left = 0
+    for line in patch.split("\n"):
+        if old_left <= 0 and new_left <= 0:
+            match = _HUNK.match(line)
+            if match:
+                old_left = int(match.group(1) or 1)
+                new_left = int(match.group(2) or 1)
+            continue
+        if line.startswith("+"):
+            additions += 1
+            new_left -= 1
+        elif line.startswith("-"):
+            deletions += 1
+            old_left -= 1
+        elif line.startswith(" ") or line == "":
+            old_left -= 1
+            new_left -= 1
+    return additions, deletions
+
+
+@dataclass(frozen=True)
+class FileContents:
+    """One file's content before and after an edit (``old`` None: the file did not exist)."""
+
+    path: str
+    old: str | None
+    new: str
+
+
+def file_contents_from_fs(tool_call: ToolCall, session: SessionView) -> list[FileContents]:
+    """The files a tool call wrote through the client, with their true new content.
+
+    The old content is what the session knew of the file before the first
+    write (a read answer, an earlier write, or "no such file"); where it knew
+    nothing, the agent's own ``oldText`` for that path is used.
+    """
+    reported = {item.path: item.old_text for item in tool_call.content if isinstance(item, DiffV1)}
+    found: dict[str, FileContents] = {}
+    for write in session.writes_of(tool_call.id):
+        assert write.content is not None
+        if write.path in found:
+            found[write.path] = FileContents(write.path, found[write.path].old, write.content)
+            continue
+        before = session.file_before(write.path, write.seq)
+        old = before.content if before is not None else reported.get(write.path)
+        found[write.path] = FileContents(write.path, old, write.content)
+    return list(found.values())
+
+
+def file_change_from_contents(
+    tool_call: ToolCall,
+    files: list[FileContents],
+    *,
+    patch_source: PatchSource,
+    limits: DiffLimits | None = None,
+    status: ItemStatus = "completed",
+) -> FileChangeItem:
+    """A ``file_change`` item from files' old and new content (the patch built as jsdiff does)."""
+    limits = limits or DiffLimits()
+    content = [{"type": "diff", "path": f.path, "oldText": f.old, "newText": f.new} for f in files]
+    patches = file_patches(content, max_edits=limits.max_edits)
+    texts = [p.patch for p in patches if p.patch is not None]
+    diff = "\n".join(texts) if texts else None
+    additions, deletions = count_changes(diff)
+    return FileChangeItem(
+        status=status,
+        title=tool_call.title,
+        tool_kind=tool_call.kind,
+        paths=tuple(f.path for f in files),
+        operations={p.path: p.operation for p in patches},
+        diff_str=diff,
+        diff_omitted_reason=None if diff is not None else omitted_reason(patches),
+        additions=additions,
+        deletions=deletions,
+        patch_source=patch_source,
+    )
+
+
+def omitted_reason(patches: list[FilePatch]) -> Literal["capped", "unchanged", "no_diff"]:
+    """Why files got no patch: the cap stopped one, or none changed, or there was no diff."""
+    reasons = {p.omitted_reason for p in patches}
+    if "capped" in reasons:
+        return "capped"
+    if reasons == {"unchanged"}:
+        return "unchanged"
+    return "no_diff"
+
+
+def edited_paths(tool_call: ToolCall) -> list[str]:
+    """The paths a tool call edits: its diffs' paths, else every path it names."""
+    paths: list[str] = []
+    for item in tool_call.content:
+        if isinstance(item, DiffV1):
+            paths.append(item.path)
+        elif isinstance(item, DiffV2):
+            paths.extend(c.path for c in item.changes if c.path)
+    return list(dict.fromkeys(paths)) or tool_call_paths(tool_call)
+
+
+def content_text(content: tuple[ToolContent, ...]) -> str | None:
+    """The text blocks of tool-call content, joined (None when there are none)."""
+    texts = [
+        item.block.text
+        for item in content
+        if isinstance(item, ContentItem) and item.block.text is not None
+    ]
+    return "\n".join(texts) if texts else None
+
+
+def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> CommandExecutionItem:
+    """A command_execution item from what agents put in raw input, raw output and content."""
+    raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}
+    command = raw.get("command", raw.get("cmd"))
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        command = shlex.join(command)
+    output_raw = tool_call.raw_output
+    output: str | None = None
+    exit_code: int | None = None
+    if isinstance(output_raw, str):
+        output = output_raw
+    elif isinstance(output_raw, dict):
+        for key in ("formatted_output", "aggregated_output", "output", "stdout"):
+            if isinstance(output_raw.get(key), str):
+                output = output_raw[key]
+                break
+        for key in ("exit_code", "exitCode"):
+            if isinstance(output_raw.get(key), int):
+                exit_code = output_raw[key]
+                break
+    terminal_id = next(
+        (item.terminal_id for item in tool_call.content if isinstance(item, TerminalRef)), None
+    )
+    terminal = session.terminals.get(terminal_id) if terminal_id else None
+    if terminal is not None:
+        output = output if output is not None else terminal.text
+        exit_code = exit_code if exit_code is not None else terminal.exit_code
+    if output is None:
+        output = content_text(tool_call.content)
+    cwd = raw.get("cwd")
+    return CommandExecutionItem(
+        command=command if isinstance(command, str) else None,
+        cwd=cwd if isinstance(cwd, str) else None,
+        output=output,
+        exit_code=exit_code,
+        terminal_id=terminal_id,
+        **common,
+    )

@@ -1,0 +1,129 @@
+"""Providers: the agents acp-adapters knows how to launch and how to read.
+
+Each provider plugin registers its :class:`Provider` through the
+``register_providers`` hook. :class:`ProviderRegistry` collects them, remembers
+which plugin owns which id (two owners for one id is an error naming both),
+and matches an agent's self-reported name (``agentInfo.name`` in v1,
+``info.name`` in v2) to its provider. An agent no plugin claims gets the
+built-in generic provider, :data:`GENERIC_PROVIDER_ID`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .errors import DuplicateProviderError, PluginError, UnknownProviderError
+
+if TYPE_CHECKING:
+    import pluggy
+
+#: The provider of any agent no plugin claims: built-in behaviour only.
+GENERIC_PROVIDER_ID = "acp"
+
+
+class LaunchSpec(BaseModel):
+    """How to start an agent: a command, its arguments and environment."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    command: str
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class Provider(BaseModel):
+    """An agent acp-adapters knows.
+
+    ``agent_names`` are the ``agentInfo``/``info`` names it claims;
+    ``protocol_version`` is the version to ask for first; ``env_needs`` names
+    environment variables it needs (credentials, sandbox flags);
+    ``client_capabilities`` are the capabilities to offer it. ``plugin`` is
+    filled in by the registry: the plugin that registered it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    name: str
+    launch: LaunchSpec | None = None
+    agent_names: tuple[str, ...] = ()
+    protocol_version: Literal[1, 2] = 2
+    client_capabilities: dict[str, Any] = Field(default_factory=dict)
+    env_needs: tuple[str, ...] = ()
+    description: str | None = None
+    plugin: str | None = None
+
+
+#: What ``register_providers`` hands each plugin: call it with each provider.
+ProviderRegistrar = Callable[[Provider], None]
+
+
+class ProviderRegistry:
+    """The providers of the loaded plugins, by id."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, Provider] = {}
+
+    @classmethod
+    def collect(cls, pm: pluggy.PluginManager) -> ProviderRegistry:
+        """Call every plugin's ``register_providers``, each with a registrar of its own."""
+        registry = cls()
+        caller = pm.hook.register_providers
+        for impl in caller.get_hookimpls():
+            plugin = impl.plugin_name
+
+            def register(provider: Provider, plugin: str = plugin) -> None:
+                registry.add(provider, plugin)
+
+            try:
+                impl.function(register=register)
+            except (DuplicateProviderError, PluginError):
+                raise
+            except Exception as exc:
+                raise PluginError(
+                    f"plugin {plugin!r} failed in register_providers: {exc}",
+                    hook="register_providers",
+                    plugin=plugin,
+                ) from exc
+        return registry
+
+    def add(self, provider: Any, plugin: str) -> None:
+        if not isinstance(provider, Provider):
+            raise PluginError(
+                f"plugin {plugin!r} registered {type(provider).__name__}, not a Provider",
+                hook="register_providers",
+                plugin=plugin,
+            )
+        existing = self._providers.get(provider.id)
+        if existing is not None:
+            raise DuplicateProviderError(provider.id, existing.plugin or "?", plugin)
+        self._providers[provider.id] = provider.model_copy(update={"plugin": plugin})
+
+    def get(self, provider_id: str) -> Provider:
+        try:
+            return self._providers[provider_id]
+        except KeyError:
+            known = ", ".join(sorted(self._providers)) or "none"
+            raise UnknownProviderError(
+                f"no loaded plugin provides {provider_id!r} (loaded: {known})"
+            ) from None
+
+    def for_agent(self, agent_name: str | None) -> Provider:
+        """The provider that claims an agent's self-reported name, else the generic one."""
+        if agent_name:
+            for provider in self._providers.values():
+                if agent_name in provider.agent_names:
+                    return provider
+        return self.get(GENERIC_PROVIDER_ID)
+
+    def __iter__(self) -> Iterator[Provider]:
+        return iter(self._providers.values())
+
+    def __len__(self) -> int:
+        return len(self._providers)
+
+    def __contains__(self, provider_id: object) -> bool:
+        return provider_id in self._providers

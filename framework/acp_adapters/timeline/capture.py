@@ -1,0 +1,216 @@
+"""Captures: recorded ACP traffic, one JSON-RPC message a line, turned into a timeline.
+
+A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
+"msg": {...}}``; ``"agent->client(raw)"`` marks a line the agent printed that
+was not JSON-RPC. :func:`project_capture` reads one, follows the requests of
+both sides to their answers, and feeds a :class:`~.projector.Projector`:
+
+* the ``initialize`` answer gives the protocol version, judged by the body's
+  shape (an agent that answers 2 with a v1 body speaks v1), and the agent's
+  name, which picks the provider (unless one is given);
+* prompts start turns; their answers end them (v1) or acknowledge them (v2);
+* ``session/update`` notifications go through the reducer and the plugins;
+* permission requests and answers, the client's ``fs/read_text_file`` answers
+  and the agent's ``fs/write_text_file`` requests are recorded, so file edits
+  can show their true patch.
+
+Every line is untrusted: one that is not JSON, or not a message, is skipped
+and listed in the timeline's ``problems``; nothing in a capture raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pluggy
+
+from ..errors import CaptureError
+from ..hooks import Hooks
+from ..plugins import get_plugin_manager
+from ..providers import ProviderRegistry
+from .projector import Projector
+from .timeline import Timeline
+
+CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
+
+CLIENT_TO_AGENT = "client->agent"
+AGENT_TO_CLIENT = "agent->client"
+
+
+def negotiated_version(result: Any) -> int:
+    """The version an ``initialize`` answer really speaks: 2 only with a v2 body."""
+    if (
+        isinstance(result, dict)
+        and result.get("protocolVersion") == 2
+        and ("info" in result or "capabilities" in result)
+    ):
+        return 2
+    return 1
+
+
+def agent_name(result: Any) -> str | None:
+    """The agent's own name from an ``initialize`` answer (``agentInfo`` in v1, ``info`` in v2)."""
+    if not isinstance(result, dict):
+        return None
+    for key in ("agentInfo", "info"):
+        info = result.get(key)
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            return str(info["name"])
+    return None
+
+
+def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:
+    if isinstance(source, (str, os.PathLike)):
+        try:
+            lines: Iterable[Any] = Path(source).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CaptureError(f"cannot read capture {os.fspath(source)!r}: {exc}") from exc
+    else:
+        lines = source
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, dict):
+            entry: Any = line
+        else:
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                problems.append(f"line {number}: not JSON")
+                continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("msg"), dict | list):
+            problems.append(f"line {number}: not a capture entry")
+            continue
+        yield entry
+
+
+class CaptureReader:
+    """Follows a capture's messages and reports them to a projector."""
+
+    def __init__(self, projector: Projector, registry: ProviderRegistry) -> None:
+        self.projector = projector
+        self.registry = registry
+        # Requests waiting for an answer, per side: id -> (method, params).
+        self.client_requests: dict[Any, tuple[str, Any]] = {}
+        self.agent_requests: dict[Any, tuple[str, Any]] = {}
+
+    def feed(self, direction: str, message: Any, at: float) -> None:
+        if isinstance(message, list):  # a batch
+            for part in message:
+                self.feed(direction, part, at)
+            return
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        has_id = "id" in message
+        if direction == CLIENT_TO_AGENT:
+            if isinstance(method, str):
+                if has_id:
+                    self.client_requests[_key(message["id"])] = (method, message.get("params"))
+                self._client_sent(method, message.get("params"), at)
+            elif has_id:
+                self._client_answered(message, at)
+        elif direction == AGENT_TO_CLIENT:
+            if isinstance(method, str):
+                if has_id:
+                    self.agent_requests[_key(message["id"])] = (method, message.get("params"))
+                self._agent_sent(message, method, at)
+            elif has_id:
+                self._agent_answered(message, at)
+
+    def _client_sent(self, method: str, params: Any, at: float) -> None:
+        if method == "session/prompt" and isinstance(params, dict):
+            self.projector.prompt_sent(params.get("prompt"), at)
+
+    def _agent_answered(self, message: dict[str, Any], at: float) -> None:
+        request = self.client_requests.pop(_key(message["id"]), None)
+        if request is None:
+            return
+        method, _ = request
+        result, error = message.get("result"), message.get("error")
+        if method == "initialize" and error is None:
+            name = agent_name(result)
+            provider = self.registry.for_agent(name)
+            self.projector.initialized(negotiated_version(result), provider)
+        elif method in ("session/new", "session/load") and isinstance(result, dict):
+            self.projector.session_created(result)
+        elif method == "session/prompt":
+            self.projector.prompt_answered(result, error, at)
+
+    def _agent_sent(self, message: dict[str, Any], method: str, at: float) -> None:
+        params = message.get("params")
+        if method == "session/update":
+            self.projector.notification(params, at)
+        elif method == "session/request_permission" and "id" in message:
+            self.projector.permission_requested(str(message["id"]), params, at)
+        elif method == "fs/write_text_file" and isinstance(params, dict):
+            path, content = params.get("path"), params.get("content")
+            if isinstance(path, str) and isinstance(content, str):
+                self.projector.file_written(path, content, at)
+
+    def _client_answered(self, message: dict[str, Any], at: float) -> None:
+        request = self.agent_requests.pop(_key(message["id"]), None)
+        if request is None:
+            return
+        method, params = request
+        result, error = message.get("result"), message.get("error")
+        if method == "session/request_permission":
+            self.projector.permission_answered(str(message["id"]), result, at)
+        elif method == "fs/read_text_file" and isinstance(params, dict):
+            path = params.get("path")
+            if not isinstance(path, str):
+                return
+            if isinstance(result, dict) and isinstance(result.get("content"), str):
+                self.projector.file_read(path, result["content"], at)
+            elif isinstance(error, dict) and error.get("code") == -32002:
+                self.projector.file_read(path, None, at)  # "resource not found": no such file
+
+
+def _key(request_id: Any) -> Any:
+    """Ids keep their JSON type: 1 and "1" are different requests."""
+    return (
+        (type(request_id).__name__, request_id)
+        if isinstance(request_id, (int, str))
+        else repr(request_id)
+    )
+
+
+def project_capture(
+    source: CaptureSource,
+    *,
+    provider: str | None = None,
+    pm: pluggy.PluginManager | None = None,
+) -> Timeline:
+    """The timeline of a capture.
+
+    :param source: a path to a capture file, or its lines (strings or parsed dicts).
+    :param provider: a provider id to use whatever the agent says it is; by default the
+        provider is the one that claims the agent's name in the ``initialize`` answer,
+        else the generic one.
+    :param pm: the plugin manager to use; by default a new one with the installed plugins.
+    :raises CaptureError: when a capture file cannot be read.
+    :raises UnknownProviderError: when ``provider`` names no loaded provider.
+    """
+    pm = pm or get_plugin_manager()
+    registry = ProviderRegistry.collect(pm)
+    fixed = registry.get(provider) if provider is not None else None
+    projector = Projector(
+        Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
+    )
+    reader = CaptureReader(projector, registry)
+    problems: list[str] = []
+    for entry in _entries(source, problems):
+        direction = entry.get("dir")
+        at = entry.get("t")
+        reader.feed(
+            direction if isinstance(direction, str) else "",
+            entry["msg"],
+            float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
+        )
+    timeline = projector.timeline()
+    timeline.problems = problems
+    return timeline

@@ -1,0 +1,70 @@
+"""acp-adapters provider plugin for Grok Build.
+
+Registers the ``grok`` provider and overrides ``project_file_change`` for what
+Grok's reports get wrong:
+
+* a diff that claims an empty old file (``oldText: ""``) for a file the session
+  has seen with content is a stale first report: it is not shown as a
+  whole-file addition; the item waits for the real report (no patch yet,
+  ``diff_omitted_reason`` ``no_diff``);
+* when a tool call's content repeats a path, only the last report of it counts;
+* a write the session shows creating the file (its read found nothing) is an ``add``.
+
+What the client's file system showed (the built-in ``client_fs`` patch) still wins.
+"""
+
+from __future__ import annotations
+
+from acp_adapters import (
+    DiffV1,
+    FileChangeItem,
+    FileContents,
+    Provider,
+    SessionView,
+    ToolCall,
+    file_change_from_contents,
+    file_contents_from_fs,
+    hookimpl,
+    tool_status,
+)
+from acp_adapters.providers import ProviderRegistrar
+
+from .provider import PROVIDER, PROVIDER_ID
+
+
+@hookimpl
+def register_providers(register: ProviderRegistrar) -> None:
+    register(PROVIDER)
+
+
+@hookimpl
+def project_file_change(
+    provider: Provider, tool_call: ToolCall, session: SessionView
+) -> FileChangeItem | None:
+    if provider.id != PROVIDER_ID or file_contents_from_fs(tool_call, session):
+        return None  # the built-in true patch
+    reports: dict[str, DiffV1] = {}
+    for item in tool_call.content:
+        if isinstance(item, DiffV1):
+            reports[item.path] = item  # the last report of a path wins
+    if not reports:
+        return None
+    status = tool_status(tool_call, session)
+    files: list[FileContents] = []
+    for path, report in reports.items():
+        known = session.file_before(path, 1 << 62)
+        if report.old_text == "" and known is not None and known.content:
+            # A stale first report: the file has content, the agent says it was empty.
+            return FileChangeItem(
+                status=status,
+                title=tool_call.title,
+                tool_kind=tool_call.kind,
+                paths=tuple(reports),
+                operations=dict.fromkeys(reports, "modify"),
+                diff_omitted_reason="no_diff",
+            )
+        created = report.old_text in (None, "") and known is not None and known.content is None
+        files.append(FileContents(path, None if created else report.old_text, report.new_text))
+    return file_change_from_contents(
+        tool_call, files, patch_source="agent", limits=session.diff_limits, status=status
+    )

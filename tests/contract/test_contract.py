@@ -1,0 +1,220 @@
+"""What every provider owes: run over every session of the loaded providers.
+
+``tox -e provider-X`` loads one provider plugin alone (``ACP_ADAPTERS_PLUGINS``);
+sessions of providers that are not loaded are left out, those of agents no
+plugin claims always run. The assertions, each a test below:
+
+* every edit tool call yields exactly one file_change item;
+* where a session shows the files' content, the patches, applied in order to the
+  workspace before, give the workspace after;
+* an approved write's file_change carries what it wrote;
+* every tool call ends in a terminal status when its turn ends;
+* item ordinals strictly increase, and every item survives a JSON round trip;
+* a provider no plugin owns gets exactly the built-in projection;
+* no plugin answers for a provider it does not own.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pluggy
+import pytest
+from pydantic import TypeAdapter
+
+from acp_adapters import (
+    FileChangeItem,
+    Hooks,
+    Provider,
+    ProviderRegistry,
+    Timeline,
+    TimelineItem,
+    get_plugin_manager,
+    project_capture,
+)
+from acp_adapters.permissions import PermissionQuery, Policy
+from acp_adapters.plugins import DEFAULT_PLUGINS
+from acp_adapters.timeline.capture import CaptureReader, _entries, agent_name
+from acp_adapters.timeline.projector import Projector
+from diff_helpers import apply_patch
+
+from .scenarios import SCENARIOS, Scenario
+
+PM = get_plugin_manager()
+REGISTRY = ProviderRegistry.collect(PM)
+LOADED = [s for s in SCENARIOS if s.provider in REGISTRY]
+TERMINAL = {"completed", "failed", "cancelled"}
+ITEM = TypeAdapter(TimelineItem)
+
+
+def _timeline(scenario: Scenario, pm: pluggy.PluginManager = PM) -> Timeline:
+    return project_capture(scenario.path, pm=pm)
+
+
+def _with_provider(scenario: Scenario, pm: pluggy.PluginManager, provider: Provider) -> Timeline:
+    projector = Projector(Hooks(pm), provider, fixed_provider=True)
+    reader = CaptureReader(projector, ProviderRegistry.collect(pm))
+    for entry in _entries(scenario.path, []):
+        reader.feed(str(entry.get("dir")), entry["msg"], float(entry.get("t", 0)))
+    return projector.timeline()
+
+
+def _expected_provider(scenario: Scenario) -> str:
+    """The scenario's provider; an agent no built-in plugin claims may be a third party's."""
+    if scenario.provider != "acp":
+        return scenario.provider
+    for entry in _entries(scenario.path, []):
+        result = entry["msg"].get("result") if isinstance(entry["msg"], dict) else None
+        if isinstance(result, dict) and "protocolVersion" in result:
+            return REGISTRY.for_agent(agent_name(result)).id
+    return "acp"
+
+
+def test_sessions_of_the_loaded_providers_are_found() -> None:
+    assert any(s.provider == "acp" for s in LOADED)
+    for scenario in LOADED:
+        assert _timeline(scenario).provider.id == _expected_provider(scenario), scenario.name
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_every_edit_tool_call_yields_one_file_change(scenario: Scenario) -> None:
+    timeline = _timeline(scenario)
+    changes = timeline.of_kind("file_change")
+    assert len(changes) == scenario.edits
+    assert len({item.tool_call_id for item in changes}) == len(changes)
+    edits = [
+        call
+        for call in timeline.state.tool_calls.values()
+        if call.reported and call.kind in ("edit", "delete", "move")
+    ]
+    assert {call.id for call in edits} <= {item.tool_call_id for item in changes}
+
+
+@pytest.mark.parametrize(
+    "scenario", [s for s in LOADED if s.after is not None], ids=lambda s: s.name
+)
+def test_patches_applied_in_order_give_the_workspace_after(scenario: Scenario) -> None:
+    assert scenario.before is not None
+    assert scenario.after is not None
+    files = dict(scenario.before)
+    for item in _timeline(scenario).of_kind("file_change"):
+        assert isinstance(item, FileChangeItem)
+        assert item.diff_str is not None, item
+        files.update(apply_patch(_plain(item.diff_str), files))
+    assert files == scenario.after
+
+
+def _plain(patch: str) -> str:
+    """A v2 git patch without its ``diff --git`` and mode lines, for the plain applier."""
+    return "".join(
+        line
+        for line in patch.splitlines(keepends=True)
+        if not line.startswith(("diff --git ", "new file mode", "deleted file mode", "index "))
+    )
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_an_approved_write_carries_what_it_wrote(scenario: Scenario) -> None:
+    """Every line an approved edit wrote that the file did not have shows as ``+line``."""
+    timeline = _timeline(scenario)
+    changes = {item.tool_call_id: item for item in timeline.of_kind("file_change")}
+    checked = approved = 0
+    for approval in timeline.of_kind("approval_request"):
+        change = changes.get(approval.tool_call_id)
+        if change is None or not (approval.option_kind or "").startswith("allow"):
+            continue  # not an edit (a command, a read), or refused
+        assert isinstance(change, FileChangeItem)
+        approved += 1
+        added = change.diff_str.splitlines() if change.diff_str else []
+        for old, new in _written(timeline, approval.tool_call_id or ""):
+            for line in set(new.splitlines()) - set((old or "").splitlines()):
+                assert f"+{line}" in added, (line, change.diff_str)
+                checked += 1
+    assert checked or not approved
+
+
+def _written(timeline: Timeline, tool_call_id: str) -> list[tuple[str | None, str]]:
+    """(old, new) of what the agent wrote for a tool call, as the session itself shows it:
+    its fs writes with what was read before, else the old and new text it reported."""
+    view = timeline.state.view()
+    writes = view.writes_of(tool_call_id)
+    if writes:
+        result = []
+        for write in writes:
+            before = view.file_before(write.path, write.seq)
+            result.append((before.content if before else None, write.content or ""))
+        return result
+    call = timeline.state.tool_calls[tool_call_id]
+    claude = call.meta_seen.get("claudeCode", {}).get("toolResponse", {})
+    if isinstance(claude, dict) and "originalFile" in claude:
+        new = claude.get("content") or ""
+        if not new and isinstance(call.raw_input, dict):
+            new = str(call.raw_input.get("new_string", ""))
+        return [(claude.get("originalFile"), new)]
+    return [
+        (getattr(item, "old_text", None), item.new_text)
+        for item in call.content
+        if hasattr(item, "new_text")
+    ]
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_every_tool_call_ends_in_a_terminal_status(scenario: Scenario) -> None:
+    timeline = _timeline(scenario)
+    assert timeline.state.turn_state.state == "idle" or timeline.state.turn == 0
+    for item in timeline:
+        if item.tool_call_id is not None and item.kind != "approval_request":
+            assert item.status in TERMINAL, item
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_ordinals_increase_and_items_round_trip(scenario: Scenario) -> None:
+    timeline = _timeline(scenario)
+    ordinals = [item.ordinal for item in timeline]
+    assert ordinals == sorted(set(ordinals))
+    for data in timeline.to_json():
+        assert ITEM.validate_python(json.loads(json.dumps(data))).model_dump(mode="json") == data
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_a_provider_no_plugin_owns_gets_exactly_the_builtin_projection(scenario: Scenario) -> None:
+    stranger = Provider(id="contract-nobody", name="Nobody")
+    builtin_only = get_plugin_manager(load_entrypoints=False, environ={})
+    loaded = _with_provider(scenario, PM, stranger).to_json()
+    assert loaded == _with_provider(scenario, builtin_only, stranger).to_json()
+
+
+def _foreign_impls() -> list[tuple[str, pluggy.HookImpl]]:
+    hooks = (
+        "project_tool_call",
+        "project_file_change",
+        "project_diff_patch",
+        "decide_permission",
+    )
+    return [
+        (name, impl)
+        for name in hooks
+        for impl in getattr(PM.hook, name).get_hookimpls()
+        if impl.plugin_name not in DEFAULT_PLUGINS
+    ]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_no_plugin_answers_for_a_provider_it_does_not_own(scenario: Scenario) -> None:
+    stranger = Provider(id="contract-nobody", name="Nobody")
+    timeline = _timeline(scenario)
+    view = timeline.state.view()
+    for call in timeline.state.tool_calls.values():
+        arguments: dict[str, Any] = {
+            "provider": stranger,
+            "tool_call": call,
+            "session": view,
+            "content": call.content,
+            "limits": view.diff_limits,
+            "request": PermissionQuery(request_id="1", tool_call=call),
+            "policy": Policy(name="full-access"),
+        }
+        for hook, impl in _foreign_impls():
+            answer = impl.function(**{arg: arguments[arg] for arg in impl.argnames})
+            assert answer is None, (impl.plugin_name, hook)

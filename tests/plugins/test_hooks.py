@@ -1,0 +1,220 @@
+"""Every hook: the built-in answer, and a plugin that overrides it for its own provider only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pluggy
+import pytest
+
+from acp_adapters import (
+    CommandExecutionItem,
+    FileChangeItem,
+    Hooks,
+    PermissionDecision,
+    PermissionQuery,
+    Policy,
+    Provider,
+    ProviderRegistry,
+    ToolItem,
+    hookimpl,
+)
+from acp_adapters.diff.limits import DiffLimits
+from acp_adapters.testing import plugin_manager, provider, session, tool_call
+from acp_adapters.timeline.items import AssistantMessageItem
+
+EDIT = [{"type": "diff", "path": "/ws/a.py", "oldText": "a = 1\n", "newText": "a = 2\n"}]
+FAKE = provider("fake")
+OTHER = provider("other")
+
+
+class FakeProviderPlugin:
+    """Overrides what it can, for provider "fake" only."""
+
+    @hookimpl
+    def register_providers(self, register: Any) -> None:
+        register(Provider(id="fake", name="Fake", agent_names=("fake-agent",)))
+
+    @hookimpl
+    def project_file_change(self, provider: Provider, tool_call: Any) -> FileChangeItem | None:
+        if provider.id != "fake":
+            return None
+        return FileChangeItem(paths=("/custom",), diff_str="custom", patch_source="provider_meta")
+
+    @hookimpl
+    def project_tool_call(self, provider: Provider, tool_call: Any) -> Any:
+        if provider.id != "fake" or tool_call.kind != "think":
+            return None
+        return ToolItem(title="thinking, said fake")
+
+    @hookimpl
+    def project_diff_patch(self, provider: Provider) -> str | None:
+        return "fake patch" if provider.id == "fake" else None
+
+    @hookimpl
+    def decide_permission(self, provider: Provider) -> PermissionDecision | None:
+        if provider.id != "fake":
+            return None
+        return PermissionDecision(outcome="cancelled", reason="fake never allows")
+
+    @hookimpl
+    def render_item_text(self, item: Any) -> str | None:
+        return "fake text" if getattr(item, "title", None) == "thinking, said fake" else None
+
+
+@pytest.fixture
+def with_fake() -> Hooks:
+    return Hooks(plugin_manager(FakeProviderPlugin()))
+
+
+def test_hook_register_providers_collects_every_plugin(with_fake: Hooks) -> None:
+    registry = ProviderRegistry.collect(with_fake.pm)
+    assert {p.id for p in registry} == {"acp", "fake"}
+    assert registry.get("fake").plugin == "test-0"
+    assert registry.get("acp").plugin == "acp_adapters.default_plugins.builtin"
+    assert registry.for_agent("fake-agent").id == "fake"
+    assert registry.for_agent("someone else").id == "acp"
+
+
+def test_hook_project_file_change_provider_override(with_fake: Hooks) -> None:
+    state = session()
+    call = tool_call(kind="edit", content=EDIT, state=state)
+    custom = with_fake.project_file_change(FAKE, call, state.view())
+    assert custom.diff_str == "custom"
+    default = with_fake.project_file_change(OTHER, call, state.view())
+    assert default.diff_str == "--- /ws/a.py\n+++ /ws/a.py\n@@ -1,1 +1,1 @@\n-a = 1\n+a = 2\n"
+    assert (default.additions, default.deletions, default.patch_source) == (1, 1, "agent")
+
+
+def test_hook_project_tool_call_maps_kinds(with_fake: Hooks) -> None:
+    state = session()
+    run = tool_call(
+        kind="execute",
+        rawInput={"command": ["ls", "-l"], "cwd": "/ws"},
+        rawOutput={"stdout": "x\n", "exit_code": 0},
+        state=state,
+    )
+    item = with_fake.project_tool_call(OTHER, run, state.view())
+    assert isinstance(item, CommandExecutionItem)
+    assert (item.command, item.cwd, item.output, item.exit_code) == ("ls -l", "/ws", "x\n", 0)
+    kinds = {
+        "read": "file_read",
+        "search": "search",
+        "fetch": "fetch",
+        "think": "tool",
+        "switch_mode": "tool",
+        "other": "tool",
+        "edit": "file_change",
+        "delete": "file_change",
+        "move": "file_change",
+    }
+    for kind, item_kind in kinds.items():
+        call = tool_call(tool_call_id=kind, kind=kind, state=state)
+        assert with_fake.project_tool_call(OTHER, call, state.view()).kind == item_kind, kind
+    think = tool_call(tool_call_id="t", kind="think", state=state)
+    assert with_fake.project_tool_call(FAKE, think, state.view()).title == "thinking, said fake"
+    # any diff makes a file change, whatever the kind says
+    diffed = tool_call(tool_call_id="d", kind="other", content=EDIT, state=state)
+    assert with_fake.project_tool_call(OTHER, diffed, state.view()).kind == "file_change"
+
+
+def test_hook_project_diff_patch(with_fake: Hooks) -> None:
+    call = tool_call(kind="edit", content=EDIT)
+    assert with_fake.project_diff_patch(FAKE, call.content, DiffLimits()) == "fake patch"
+    assert with_fake.project_diff_patch(OTHER, call.content, DiffLimits()).startswith(
+        "--- /ws/a.py"
+    )
+    assert with_fake.project_diff_patch(OTHER, (), DiffLimits()) is None
+    big = [{"type": "diff", "path": "/b", "oldText": "x\n" * 10, "newText": "y\n" * 10}]
+    capped = tool_call(kind="edit", content=big)
+    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=19)) is None
+    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=20))
+
+
+@pytest.mark.parametrize(
+    ("policy", "kind", "paths", "expected"),
+    [
+        ("full-access", "edit", ["/ws/a"], "once"),
+        ("read-only", "read", ["/ws/a"], "once"),
+        ("read-only", "edit", ["/ws/a"], "no"),
+        ("workspace-write", "edit", ["/ws/a"], "once"),
+        ("workspace-write", "edit", ["/elsewhere/a"], "no"),
+        ("workspace-write", "edit", ["/ws/../etc/passwd"], "no"),
+        ("workspace-write", "execute", [], "no"),
+    ],
+)
+def test_hook_decide_permission_follows_the_policy(
+    with_fake: Hooks, policy: str, kind: str, paths: list[str], expected: str
+) -> None:
+    call = tool_call(kind=kind, locations=[{"path": p} for p in paths])
+    options = (
+        {"optionId": "always", "kind": "allow_always"},
+        {"optionId": "once", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    )
+    query = PermissionQuery(request_id="1", tool_call=call, options=options)
+    decision = with_fake.decide_permission(OTHER, query, Policy(name=policy, workspace=("/ws",)))  # type: ignore[arg-type]
+    assert (decision.outcome, decision.option_id) == ("selected", expected)
+    assert (
+        with_fake.decide_permission(FAKE, query, Policy(name="full-access")).outcome == "cancelled"
+    )
+    assert with_fake.decide_permission(OTHER, query, Policy(name="ask")).outcome == "ask"
+    no_reject = PermissionQuery(request_id="2", tool_call=call, options=options[:2])
+    refused = with_fake.decide_permission(OTHER, no_reject, Policy(name="read-only"))
+    if kind != "read":
+        assert refused.outcome == "cancelled"
+
+
+def test_hook_render_item_text(with_fake: Hooks) -> None:
+    state = session()
+    call = tool_call(kind="edit", content=EDIT, state=state)
+    item = with_fake.project_file_change(OTHER, call, state.view())
+    text = with_fake.render_item_text(item)
+    assert text.startswith("Edited /ws/a.py +1 -1\n--- /ws/a.py")
+    assert with_fake.render_item_text(AssistantMessageItem(text="hi")) == "Assistant: hi"
+    assert with_fake.render_item_text(ToolItem(title="thinking, said fake")) == "fake text"
+
+
+def test_hook_on_session_update_sees_every_readable_update() -> None:
+    seen: list[tuple[str, str]] = []
+
+    class Observer:
+        @hookimpl
+        def on_session_update(self, provider: Provider, update: Any, session: Any) -> None:
+            seen.append((provider.id, update.update.session_update))
+
+    from acp_adapters import project_capture
+    from acp_adapters.testing import v1_traffic
+
+    entries = v1_traffic(
+        "x",
+        [
+            (
+                "hi",
+                [
+                    {
+                        "method": "session/update",
+                        "params": {
+                            "sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": "yo"},
+                        },
+                    },
+                    {"method": "session/update", "params": {"sessionUpdate": "bogus"}},
+                ],
+            )
+        ],
+    )
+    project_capture(entries, pm=plugin_manager(Observer()))
+    assert seen == [("acp", "agent_message_chunk")]
+
+
+def test_unknown_provider_gets_exactly_the_builtin_projection(
+    with_fake: Hooks, pm: pluggy.PluginManager
+) -> None:
+    plain = Hooks(pm)
+    state = session()
+    call = tool_call(kind="edit", content=EDIT, state=state)
+    stranger = provider("nobody-owns-this")
+    assert with_fake.project_tool_call(stranger, call, state.view()) == plain.project_tool_call(
+        stranger, call, state.view()
+    )

@@ -1,0 +1,95 @@
+"""The Grok plugin: stale first reports, repeated reports, files a write creates."""
+
+from __future__ import annotations
+
+import pytest
+
+import acp_adapters_grok
+from acp_adapters import Hooks, ProviderRegistry, project_capture
+from acp_adapters.runtime import Reducer
+from acp_adapters.testing import plugin_manager, provider, session, tool_call
+
+SYNTHETIC = __import__("pathlib").Path(__file__).parent.parent / "data" / "synthetic"
+
+
+@pytest.fixture
+def hooks() -> Hooks:
+    return Hooks(plugin_manager(acp_adapters_grok))
+
+
+def test_registers_the_grok_provider(hooks: Hooks) -> None:
+    grok = ProviderRegistry.collect(hooks.pm).for_agent("grok")
+    assert (grok.id, grok.protocol_version) == ("grok", 1)
+    assert grok.launch is not None
+    assert grok.launch.args[-2:] == ("agent", "stdio")
+
+
+def test_a_stale_empty_file_claim_is_not_shown_as_a_whole_file_addition(hooks: Hooks) -> None:
+    state = session()
+    Reducer(state).apply_file_read("/ws/n.txt", "alpha\nbeta\n")
+    stale = [{"type": "diff", "path": "/ws/n.txt", "oldText": "", "newText": "alpha\nBETA\n"}]
+    call = tool_call(kind="edit", status="pending", content=stale, state=state)
+    item = hooks.project_file_change(provider("grok"), call, state.view())
+    assert (item.diff_str, item.diff_omitted_reason) == (None, "no_diff")
+    fixed = [
+        {
+            "type": "diff",
+            "path": "/ws/n.txt",
+            "oldText": "alpha\nbeta\n",
+            "newText": "alpha\nBETA\n",
+        }
+    ]
+    call = tool_call(status="completed", content=fixed, state=state)
+    item = hooks.project_file_change(provider("grok"), call, state.view())
+    assert item.diff_str == "--- /ws/n.txt\n+++ /ws/n.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n"
+
+
+def test_the_last_report_of_a_path_wins(hooks: Hooks) -> None:
+    state = session()
+    reports = [
+        {"type": "diff", "path": "/ws/a", "oldText": "", "newText": "whole\nfile\n"},
+        {"type": "diff", "path": "/ws/a", "oldText": "whole\nfile\n", "newText": "whole\nFILE\n"},
+    ]
+    call = tool_call(kind="edit", content=reports, state=state)
+    item = hooks.project_file_change(provider("grok"), call, state.view())
+    assert item.diff_str == "--- /ws/a\n+++ /ws/a\n@@ -1,2 +1,2 @@\n whole\n-file\n+FILE\n"
+    builtin = hooks.project_file_change(provider("acp"), call, state.view())
+    assert builtin.diff_str != item.diff_str  # the built-in shows both reports
+
+
+def test_a_write_that_creates_a_file_is_an_add(hooks: Hooks) -> None:
+    state = session()
+    Reducer(state).apply_file_read("/ws/new.txt", None)
+    write = [{"type": "diff", "path": "/ws/new.txt", "oldText": "", "newText": "hi\n"}]
+    call = tool_call(kind="edit", content=write, state=state)
+    item = hooks.project_file_change(provider("grok"), call, state.view())
+    assert item.operations == {"/ws/new.txt": "add"}
+    assert item.diff_str == "--- /dev/null\n+++ /ws/new.txt\n@@ -0,0 +1,1 @@\n+hi\n"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "grok-search-replace-v1",
+        "grok-stale-report-v1",
+        "grok-apply-patch-v1",
+        "grok-write-new-file-v1",
+    ],
+)
+def test_each_grok_session_ends_with_the_final_patch(name: str) -> None:
+    timeline = project_capture(SYNTHETIC / f"{name}.jsonl", pm=plugin_manager(acp_adapters_grok))
+    (change,) = timeline.of_kind("file_change")
+    assert change.status == "completed"
+    assert change.diff_str is not None
+    # never a stale whole-file addition of a file that had content
+    assert "@@ -0,0 " not in change.diff_str or name in (
+        "grok-write-new-file-v1",
+        "grok-apply-patch-v1",
+    )
+    (approval,) = timeline.of_kind("approval_request")
+    assert [o["kind"] for o in approval.options] == [
+        "allow_once",
+        "allow_always",
+        "reject_once",
+        "reject_always",
+    ]
