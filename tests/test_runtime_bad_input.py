@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+from functools import cache
 from typing import Any
 
+import pluggy
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_adapters import Hooks, ProviderRegistry, get_plugin_manager, project_capture
 from acp_adapters.protocol import parse_notification
 from acp_adapters.runtime import Reducer, SessionState
+from acp_adapters.timeline.projector import Projector
 from schema_strategies import JSON, instances, mutated
 
 NOTIFICATION = {1: "SessionNotification", 2: "UpdateSessionNotification"}
@@ -57,3 +62,34 @@ def test_any_json_value_is_kept_as_unknown_or_applied(value: Any) -> None:
     reducer.apply_notification(value)
     reducer.apply_notification({"sessionId": "s", "update": value})
     assert len(reducer.state.unknown) >= 1
+
+
+@cache
+def _pm() -> pluggy.PluginManager:
+    return get_plugin_manager()  # every installed plugin: none may raise either
+
+
+def _projector(version: int) -> Projector:
+    return Projector(Hooks(_pm()), ProviderRegistry.collect(_pm()).get("acp"), version=version)
+
+
+@SLOW
+@given(st.sampled_from([1, 2]), st.data())
+def test_the_projection_never_raises_on_broken_traffic(version: int, data: st.DataObject) -> None:
+    projector = _projector(version)
+    projector.prompt_sent([{"type": "text", "text": "go"}], 0.0)
+    for _ in range(data.draw(st.integers(1, 4))):
+        good = data.draw(instances(f"v{version}", NOTIFICATION[version]))
+        message = data.draw(st.one_of(st.just(good), mutated(good), JSON))
+        projector.notification(message, 1.0)
+        projector.permission_requested("p", message, 1.0)
+        projector.permission_answered("p", message, 1.0)
+    projector.prompt_answered(data.draw(JSON), data.draw(JSON), 2.0)
+    timeline = projector.timeline()
+    assert [item.ordinal for item in timeline] == sorted({item.ordinal for item in timeline})
+
+
+@given(st.lists(st.one_of(st.text(max_size=40), JSON.map(json.dumps)), max_size=8))
+def test_project_capture_never_raises_on_bad_lines(lines: list[str]) -> None:
+    timeline = project_capture(lines, pm=_pm())
+    assert len(timeline.problems) <= len(lines)
