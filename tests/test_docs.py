@@ -17,7 +17,7 @@ EXAMPLE = re.compile(r"```python\n(?P<code>.*?)```\n\n```text\n(?P<output>.*?)``
 
 def _examples() -> list[tuple[str, str, str]]:
     found = []
-    for page in sorted(DOCS.rglob("*.md")):
+    for page in [DOCS.parent / "README.md", *sorted(DOCS.rglob("*.md"))]:
         for number, match in enumerate(EXAMPLE.finditer(page.read_text(encoding="utf-8"))):
             found.append((f"{page.name}#{number}", match["code"], match["output"]))
     return found

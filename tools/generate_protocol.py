@@ -35,19 +35,60 @@ OUT = REPO / "framework" / "acp_adapters" / "protocol"
 
 #: The definitions the project uses, with everything they reference.
 ROOTS = (
+    # what the agent sends the client
     "SessionNotification",
     "UpdateSessionNotification",
-    "InitializeRequest",
-    "InitializeResponse",
-    "NewSessionResponse",
-    "PromptRequest",
-    "PromptResponse",
     "RequestPermissionRequest",
-    "RequestPermissionResponse",
     "ReadTextFileRequest",
-    "ReadTextFileResponse",
     "WriteTextFileRequest",
+    "CreateTerminalRequest",
+    "TerminalOutputRequest",
+    "WaitForTerminalExitRequest",
+    "KillTerminalRequest",
+    "ReleaseTerminalRequest",
+    # and its answers to the client's requests
+    "InitializeResponse",
+    "AuthenticateResponse",
+    "LoginAuthResponse",
+    "LogoutResponse",
+    "LogoutAuthResponse",
+    "NewSessionResponse",
+    "LoadSessionResponse",
+    "ResumeSessionResponse",
+    "ListSessionsResponse",
+    "CloseSessionResponse",
+    "PromptResponse",
+    "SetSessionModeResponse",
+    "SetSessionConfigOptionResponse",
+    # what the client sends
+    "InitializeRequest",
+    "AuthenticateRequest",
+    "LoginAuthRequest",
+    "LogoutRequest",
+    "LogoutAuthRequest",
+    "NewSessionRequest",
+    "LoadSessionRequest",
+    "ResumeSessionRequest",
+    "ListSessionsRequest",
+    "CloseSessionRequest",
+    "PromptRequest",
+    "CancelNotification",
+    "CancelSessionNotification",
+    "SetSessionModeRequest",
+    # SetSessionConfigOptionRequest: its value is an untagged union of shapes; the client
+    # builds it per version (client/requests.py) and the tests check it against the schema.
+    "RequestPermissionResponse",
+    "ReadTextFileResponse",
+    "WriteTextFileResponse",
+    "CreateTerminalResponse",
+    "TerminalOutputResponse",
+    "WaitForTerminalExitResponse",
+    "KillTerminalResponse",
+    "ReleaseTerminalResponse",
 )
+# Elicitation (untagged unions of scopes inside tagged modes) is handled as plain JSON by the
+# client, which only hands it to the application: its messages are checked against the schema
+# by the tests instead.
 
 #: Defaults of enum-typed fields that are optional but not nullable. The schema
 #: leaves them implicit (they are the Rust types' ``Default``).

@@ -2,6 +2,7 @@
 
 The public API. Plugins write ``from acp_adapters import hookimpl``.
 
+* live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
 * timelines: ``project_capture`` and the item classes;
 * plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``;
@@ -9,6 +10,15 @@ The public API. Plugins write ``from acp_adapters import hookimpl``.
   ``file_contents_from_fs``, ``file_change_from_contents``.
 """
 
+from .client import (
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    ItemChange,
+    ProtocolVersionError,
+    Session,
+    Turn,
+    connect,
+)
 from .diff import (
     DEFAULT_MAX_EDITS,
     FilePatch,
@@ -62,8 +72,10 @@ __all__ = [
     "DEFAULT_MAX_EDITS",
     "GENERIC_PROVIDER_ID",
     "AcpAdaptersError",
+    "AgentNotFoundError",
     "ApprovalRequestItem",
     "AssistantMessageItem",
+    "AuthenticationRequiredError",
     "CaptureError",
     "CommandExecutionItem",
     "DiffLimits",
@@ -77,6 +89,7 @@ __all__ = [
     "FilePatch",
     "FileReadItem",
     "Hooks",
+    "ItemChange",
     "LaunchSpec",
     "NoticeItem",
     "OmittedReason",
@@ -86,17 +99,21 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "Policy",
+    "ProtocolVersionError",
     "Provider",
     "ProviderRegistry",
     "ReasoningItem",
     "SearchItem",
+    "Session",
     "SessionView",
     "Timeline",
     "TimelineItem",
     "ToolCall",
     "ToolItem",
+    "Turn",
     "UnknownProviderError",
     "UserMessageItem",
+    "connect",
     "count_changes",
     "diff_patch",
     "file_change_from_contents",

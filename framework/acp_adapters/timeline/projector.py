@@ -10,6 +10,7 @@ hooks, into items; each item keeps its id and ordinal as it is re-projected.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import count
 from typing import Any
 
@@ -64,6 +65,8 @@ class Projector:
         self._errors = count(1)
         #: v2 user messages that are the prompt of their turn: message id -> prompt item key.
         self._prompt_of: dict[str, str] = {}
+        #: Called with every item as it is stored (new, or projected again).
+        self.listeners: list[Callable[[TimelineItem], None]] = []
 
     # --- what the traffic reader reports ------------------------------------------------
 
@@ -257,7 +260,7 @@ class Projector:
     ) -> None:
         """Store an item under its key; it keeps the ordinal and creation time it first had."""
         previous = self.items.get(key)
-        self.items[key] = item.model_copy(
+        stored = self.items[key] = item.model_copy(
             update={
                 "id": key,
                 "session_id": self.state.session_id,
@@ -268,3 +271,5 @@ class Projector:
                 "tool_call_id": tool_call_id,
             }
         )
+        for listener in self.listeners:
+            listener(stored)

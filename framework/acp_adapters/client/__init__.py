@@ -1,0 +1,23 @@
+"""The live client: the session API, and the answers to an agent's requests."""
+
+from .session import (
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    ItemChange,
+    ProtocolVersionError,
+    Session,
+    Turn,
+    connect,
+)
+from .workspace import Workspace
+
+__all__ = [
+    "AgentNotFoundError",
+    "AuthenticationRequiredError",
+    "ItemChange",
+    "ProtocolVersionError",
+    "Session",
+    "Turn",
+    "Workspace",
+    "connect",
+]

@@ -1,0 +1,655 @@
+"""The session API: start an agent, negotiate, run turns, answer its requests.
+
+::
+
+    async with acp_adapters.connect(provider="claude", cwd=path, policy="full-access") as session:
+        turn = await session.prompt("add a README")
+        for item in turn.items:
+            ...
+        async for change in session.stream_prompt("now run the tests"):
+            print(change.item.kind, change.item.status)
+
+:func:`connect` starts the provider's agent (or ``command``), asks for protocol
+version 2 and accepts 1, creates a session in ``cwd`` and yields a
+:class:`Session`. Leaving the block kills the session's terminals and closes
+the agent (stdin closed, then terminate, then kill, whole process group).
+The agent's requests are answered here: permissions through the
+``decide_permission`` hook and the policy (``ask``: the application's
+callback), the file system inside the session's folders only, terminals as
+real processes, elicitation by the application (default: decline).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import pluggy
+from anyio.abc import TaskGroup
+
+from ..errors import AcpAdaptersError
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+from ..hooks import Hooks
+from ..permissions import PermissionDecision, PermissionQuery, Policy, PolicyName
+from ..plugins import get_plugin_manager
+from ..providers import Provider, ProviderRegistry
+from ..timeline.capture import agent_name, negotiated_version
+from ..timeline.items import TimelineItem
+from ..timeline.projector import Projector
+from ..timeline.timeline import Timeline
+from ..transport import (
+    METHOD_NOT_FOUND,
+    AgentProcess,
+    Connection,
+    ConnectionClosed,
+    Problem,
+    RpcError,
+)
+from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES
+from .terminals import Terminals
+from .workspace import MissingFileRead, Workspace
+
+CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
+#: What a v1 agent is told the client can do (v2 has no client fs or terminals).
+V1_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
+AUTH_REQUIRED = -32000
+
+AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
+ElicitCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+class AgentNotFoundError(AcpAdaptersError):
+    """The agent's command does not exist (install it, or pass ``command=``)."""
+
+
+class ProtocolVersionError(AcpAdaptersError):
+    """The agent answered ``initialize`` with a protocol version this client does not speak."""
+
+
+class AuthenticationRequiredError(AcpAdaptersError):
+    """The agent needs authentication first (JSON-RPC -32000); ``methods`` lists its ways."""
+
+    def __init__(self, message: str, methods: list[dict[str, Any]]) -> None:
+        names = ", ".join(str(m.get("id", m.get("methodId"))) for m in methods) or "none offered"
+        super().__init__(f"{message}; authenticate with one of: {names}")
+        self.methods = methods
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """A timeline item that appeared or changed, as it is now."""
+
+    item: TimelineItem
+
+
+@dataclass
+class Turn:
+    """One prompt and what came of it: its stop reason and the items of its turn."""
+
+    index: int
+    stop_reason: str | None
+    items: list[TimelineItem] = field(default_factory=list)
+
+
+class Session:
+    """A live session with one agent. Made by :func:`connect`."""
+
+    def __init__(
+        self,
+        *,
+        process: AgentProcess,
+        provider: Provider,
+        registry: ProviderRegistry,
+        hooks: Hooks,
+        workspace: Workspace,
+        policy: Policy,
+        ask: AskCallback | None,
+        elicit: ElicitCallback | None,
+        missing_file_read: MissingFileRead,
+        max_line_bytes: int,
+        fixed_provider: bool,
+        agent_env: Mapping[str, str],
+        observe: Callable[[str, Any], None] | None = None,
+    ) -> None:
+        #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
+        self.problems: list[Problem] = []
+        self.process = process
+        self.provider = provider
+        self.registry = registry
+        self.hooks = hooks
+        self.workspace = workspace
+        self.policy = policy
+        self._ask = ask
+        self._elicit = elicit
+        self.missing_file_read = missing_file_read
+        self.projector = Projector(hooks, provider, fixed_provider=fixed_provider)
+        self.connection = Connection(
+            process.stdout,
+            process.stdin,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            on_problem=self.problems.append,
+            on_message=observe,
+            max_line_bytes=max_line_bytes,
+        )
+        self.version = 1
+        self.agent_info: dict[str, Any] = {}
+        self.agent_capabilities: dict[str, Any] = {}
+        self.auth_methods: list[dict[str, Any]] = []
+        self._terminals: Terminals | None = None
+        self._idle = anyio.Event()
+        self._closed = anyio.Event()
+        self._asking: set[anyio.CancelScope] = set()
+        self._agent_env = agent_env
+
+    # --- what the application reads -----------------------------------------------------
+
+    @property
+    def session_id(self) -> str | None:
+        return self.projector.state.session_id
+
+    @property
+    def timeline(self) -> Timeline:
+        return self.projector.timeline()
+
+    @property
+    def usage(self) -> Any:
+        """The agent's last usage report (tokens used, context size, cost), if any."""
+        return self.projector.state.usage
+
+    @property
+    def stderr(self) -> str:
+        """The end of what the agent wrote to stderr."""
+        return self.process.stderr.text()
+
+    # --- running --------------------------------------------------------------------------
+
+    async def _run(self, task_group: TaskGroup) -> None:
+        self._terminals = Terminals(self.workspace, task_group)
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(self.process.collect_stderr)
+            await self.connection.serve(inner)
+            with anyio.move_on_after(2):
+                await self.process.process.wait()
+            self.connection.fail_pending(
+                ConnectionClosed(
+                    "the agent closed its output", self.process.exit_status, self.stderr
+                )
+            )
+            self._closed.set()
+            self._idle.set()
+
+    async def _shutdown(self, grace: float) -> None:
+        with anyio.CancelScope(shield=True):
+            for scope in list(self._asking):
+                scope.cancel()
+            if self._terminals is not None:
+                await self._terminals.close()
+            await self.process.close(grace=grace)
+
+    async def _request(self, method: str, params: Any) -> Any:
+        return await self.connection.request(method, params)
+
+    # --- negotiation and sessions -------------------------------------------------------------
+
+    async def _initialize(self, preferred: int) -> None:
+        v1_params = {
+            "protocolVersion": 1,
+            "clientCapabilities": V1_CAPABILITIES,
+            "clientInfo": CLIENT_INFO,
+        }
+        if preferred == 2:
+            # Both shapes in one request: a v2 agent reads info/capabilities, a v1 agent
+            # that answers 1 still learns the client's fs and terminal capabilities.
+            both = {**v1_params, "protocolVersion": 2, "info": CLIENT_INFO, "capabilities": {}}
+            try:
+                result = await self._request("initialize", both)
+            except RpcError as error:
+                if error.code not in (-32602, -32600):
+                    raise
+                result = await self._request("initialize", v1_params)
+        else:
+            result = await self._request("initialize", v1_params)
+        if not isinstance(result, dict) or result.get("protocolVersion") not in (1, 2):
+            answered = result.get("protocolVersion") if isinstance(result, dict) else result
+            raise ProtocolVersionError(
+                f"the agent answered protocol version {answered!r}; this client speaks 1 and 2"
+            )
+        version = negotiated_version(result)
+        if version > preferred:
+            raise ProtocolVersionError(
+                f"asked for version {preferred}, the agent answered {version}"
+            )
+        self.version = version
+        info = result.get("agentInfo", result.get("info"))
+        self.agent_info = info if isinstance(info, dict) else {}
+        caps = result.get("agentCapabilities", result.get("capabilities"))
+        self.agent_capabilities = caps if isinstance(caps, dict) else {}
+        methods = result.get("authMethods")
+        self.auth_methods = (
+            [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+        )
+        self.projector.initialized(version, self.registry.for_agent(agent_name(result)))
+        self.provider = self.projector.provider
+
+    def _session_params(self, **extra: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {"cwd": str(self.workspace.cwd), "mcpServers": [], **extra}
+        additional = [str(root) for root in self.workspace.roots[1:]]
+        if additional:
+            params["additionalDirectories"] = additional
+        return params
+
+    async def new_session(self) -> str:
+        """Start a new session of the agent in the workspace; returns its id."""
+        result = await self._guarded("session/new", self._session_params())
+        self.projector.session_created(result)
+        if self.session_id is None:
+            raise RpcError(-32603, "session/new answered without a sessionId")
+        return self.session_id
+
+    async def load_session(self, session_id: str) -> None:
+        """Load an earlier session (v1 ``session/load``; v2: resume, replayed from the start)."""
+        if self.version == 2:
+            await self.resume_session(session_id, replay=True)
+            return
+        result = await self._guarded("session/load", self._session_params(sessionId=session_id))
+        self.projector.state.session_id = session_id
+        if isinstance(result, dict):
+            self.projector.session_created({**result, "sessionId": session_id})
+
+    async def resume_session(self, session_id: str, *, replay: bool = False) -> None:
+        """Resume an earlier session without replaying it (v2 can replay from the start)."""
+        params = self._session_params(sessionId=session_id)
+        if self.version == 2:
+            params.pop("mcpServers")
+            if replay:
+                params["replayFrom"] = {"type": "start"}
+        result = await self._guarded("session/resume", params)
+        self.projector.state.session_id = session_id
+        if isinstance(result, dict):
+            self.projector.session_created({**result, "sessionId": session_id})
+
+    async def list_sessions(self, cursor: str | None = None) -> dict[str, Any]:
+        """The agent's sessions in this workspace: ``{"sessions": [...], "nextCursor": ...}``."""
+        params: dict[str, Any] = {"cwd": str(self.workspace.cwd)}
+        if cursor is not None:
+            params["cursor"] = cursor
+        result = await self._request("session/list", params)
+        return result if isinstance(result, dict) else {"sessions": []}
+
+    async def close_session(self) -> None:
+        """Ask the agent to close the current session."""
+        await self._request("session/close", {"sessionId": self.session_id})
+
+    async def authenticate(self, method_id: str) -> None:
+        """Authenticate with one of the agent's ``auth_methods``.
+
+        An ``env_var`` method reads its variables from the agent's environment: pass
+        them in ``connect(env=...)``; a missing one is an error here, before asking.
+        """
+        method = next(
+            (m for m in self.auth_methods if m.get("id", m.get("methodId")) == method_id), None
+        )
+        if method is not None and method.get("type") == "env_var":
+            environment = self._agent_env
+            missing = [
+                v["name"]
+                for v in method.get("vars", [])
+                if isinstance(v, dict)
+                and isinstance(v.get("name"), str)
+                and v["name"] not in environment
+            ]
+            if missing:
+                raise AcpAdaptersError(
+                    f"auth method {method_id!r} reads {', '.join(missing)}: "
+                    "pass it in connect(env=...)"
+                )
+        await self._request(
+            "auth/login" if self.version == 2 else "authenticate", {"methodId": method_id}
+        )
+
+    async def set_mode(self, mode_id: str) -> None:
+        """Switch the session's mode (v1 ``session/set_mode``; v2: its mode config option)."""
+        if self.version == 1:
+            await self._request(
+                "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}
+            )
+            self.projector.state.current_mode = mode_id
+            return
+        option = next(
+            (o for o in self.projector.state.config_options if o.category == "mode"), None
+        )
+        if option is None:
+            raise AcpAdaptersError("this agent has no mode option")
+        await self.set_config_option(option.id, mode_id)
+
+    async def set_config_option(self, config_id: str, value: str | bool) -> None:
+        """Set one of the session's configuration options."""
+        params: dict[str, Any] = {
+            "sessionId": self.session_id,
+            "configId": config_id,
+            "value": value,
+        }
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        elif self.version == 2:
+            params["type"] = "id"
+        result = await self._request("session/set_config_option", params)
+        options = result.get("configOptions") if isinstance(result, dict) else None
+        if isinstance(options, list):
+            self.projector.session_created({"sessionId": self.session_id, "configOptions": options})
+
+    async def _guarded(self, method: str, params: Any) -> Any:
+        """A request whose "authentication required" answer becomes a clear error."""
+        try:
+            return await self._request(method, params)
+        except RpcError as error:
+            if error.code == AUTH_REQUIRED:
+                raise AuthenticationRequiredError(error.message, self.auth_methods) from error
+            raise
+
+    # --- turns ------------------------------------------------------------------------------
+
+    async def prompt(self, prompt: str | Sequence[dict[str, Any]]) -> Turn:
+        """Send a prompt and wait for the turn to end; the items of the turn, and why it stopped.
+
+        v1: the prompt's answer ends the turn. v2: the answer only acknowledges it;
+        the turn ends with ``state_update`` idle.
+        """
+        blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+        state = self.projector.state
+        self.projector.prompt_sent(blocks, time.time())
+        index = state.turn
+        self._idle = anyio.Event()
+        try:
+            result = await self._request(
+                "session/prompt", {"sessionId": self.session_id, "prompt": blocks}
+            )
+        except RpcError as error:
+            self.projector.prompt_answered(None, error.to_wire(), time.time())
+            if error.code == AUTH_REQUIRED:
+                raise AuthenticationRequiredError(error.message, self.auth_methods) from error
+            raise
+        self.projector.prompt_answered(result, None, time.time())
+        if self.version == 2 and not self._turn_idle():
+            await self._idle.wait()
+            if self._closed.is_set() and not self._turn_idle():
+                raise ConnectionClosed(
+                    "the agent closed its output mid-turn", self.process.exit_status, self.stderr
+                )
+        return Turn(
+            index=index,
+            stop_reason=state.turn_state.stop_reason,
+            items=[item for item in self.projector.timeline() if item.turn == index],
+        )
+
+    def _turn_idle(self) -> bool:
+        return self.projector.state.turn_state.state == "idle"
+
+    async def stream_prompt(
+        self, prompt: str | Sequence[dict[str, Any]]
+    ) -> AsyncIterator[ItemChange]:
+        """Send a prompt and yield each item of its turn as it appears or changes, until it ends."""
+        send, receive = anyio.create_memory_object_stream[ItemChange](math.inf)
+
+        def listen(item: TimelineItem) -> None:
+            send.send_nowait(ItemChange(item))
+
+        self.projector.listeners.append(listen)
+        failure: list[BaseException] = []
+
+        async def run() -> None:
+            try:
+                await self.prompt(prompt)
+            except Exception as exc:
+                failure.append(exc)
+            finally:
+                send.close()
+
+        try:
+            async with anyio.create_task_group() as task_group:
+                task_group.start_soon(run)
+                async with receive:
+                    async for change in receive:
+                        yield change
+        finally:
+            self.projector.listeners.remove(listen)
+        if failure:
+            raise failure[0]
+
+    async def cancel(self) -> None:
+        """Cancel the running turn; permission requests still open are answered ``cancelled``."""
+        for scope in list(self._asking):
+            scope.cancel()
+        await self.connection.notify("session/cancel", {"sessionId": self.session_id})
+
+    # --- the agent's requests -----------------------------------------------------------------
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        if method == "session/update":
+            self.projector.notification(params, time.time())
+            if self.projector.state.turn_state.state == "idle" and self.version == 2:
+                self._idle.set()
+        elif method.startswith("_") or method == "elicitation/complete":
+            self.problems.append(Problem("ignored_notification", method))
+        else:
+            self.problems.append(Problem("unknown_notification", method))
+
+    async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
+        if method == "session/request_permission":
+            return await self._permission(str(request_id), params)
+        if method == "elicitation/create":
+            return await self._elicitation(params)
+        if self.version == 1:
+            if method == "fs/read_text_file":
+                return self._read(params)
+            if method == "fs/write_text_file":
+                return self._write(params)
+            if method.startswith("terminal/") and self._terminals is not None:
+                handler = {
+                    "terminal/create": self._terminals.create,
+                    "terminal/output": self._terminals.output,
+                    "terminal/wait_for_exit": self._terminals.wait_for_exit,
+                    "terminal/kill": self._terminals.kill,
+                    "terminal/release": self._terminals.release,
+                }.get(method)
+                if handler is not None:
+                    if self.policy.name == "read-only":
+                        raise RpcError(-32000, "the session's policy is read-only: no terminals")
+                    return await handler(params)
+        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+
+    async def _permission(self, request_id: str, params: Any) -> dict[str, Any]:
+        projector = self.projector
+        projector.permission_requested(request_id, params, time.time())
+        request = projector.state.permissions.get(request_id)
+        if request is None:  # unreadable: refuse it
+            result = {"outcome": {"outcome": "cancelled"}}
+            return result
+        query = PermissionQuery(
+            request_id=request_id,
+            title=request.title,
+            tool_call=projector.state.tool_calls.get(request.tool_call_id or ""),
+            options=request.options,
+        )
+        decision = self.hooks.decide_permission(self.provider, query, self.policy)
+        if decision.outcome == "ask":
+            decision = await self._ask_application(query)
+        result = {"outcome": decision.to_wire()}
+        projector.permission_answered(request_id, result, time.time())
+        return result
+
+    async def _ask_application(self, query: PermissionQuery) -> PermissionDecision:
+        cancelled = PermissionDecision(outcome="cancelled", reason="no answer")
+        if self._ask is None:
+            return cancelled
+        answer: PermissionDecision | str | None = None
+        with anyio.CancelScope() as scope:
+            self._asking.add(scope)
+            try:
+                answer = await self._ask(query)
+            finally:
+                self._asking.discard(scope)
+        if isinstance(answer, PermissionDecision):
+            return answer
+        if isinstance(answer, str):
+            return PermissionDecision(
+                outcome="selected", option_id=answer, reason="the application chose"
+            )
+        return cancelled
+
+    async def _elicitation(self, params: Any) -> dict[str, Any]:
+        if self._elicit is not None and isinstance(params, dict):
+            answer = await self._elicit(params)
+            if answer is not None:
+                return answer
+        return {"action": {"action": "decline"}}
+
+    def _read(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(-32602, "fs/read_text_file needs params")
+        path = params.get("path")
+        try:
+            content = self.workspace.read_text(
+                path,
+                line=params.get("line"),
+                limit=params.get("limit"),
+                missing=self.missing_file_read,
+            )
+        except RpcError as error:
+            if error.code == -32002 and isinstance(path, str):
+                self.projector.file_read(path, None, time.time())
+            raise
+        if isinstance(path, str) and params.get("line") is None and params.get("limit") is None:
+            self.projector.file_read(path, content, time.time())
+        return {"content": content}
+
+    def _write(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(-32602, "fs/write_text_file needs params")
+        if self.policy.name == "read-only":
+            raise RpcError(-32000, "the session's policy is read-only: no writes")
+        self.workspace.write_text(params.get("path"), params.get("content"))
+        self.projector.file_written(str(params["path"]), str(params["content"]), time.time())
+        return {}
+
+
+@asynccontextmanager
+async def connect(
+    provider: str | None = None,
+    cwd: str | os.PathLike[str] = ".",
+    *,
+    command: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    policy: Policy | PolicyName = "ask",
+    protocol: int | None = None,
+    ask: AskCallback | None = None,
+    elicit: ElicitCallback | None = None,
+    additional_directories: Sequence[str | os.PathLike[str]] = (),
+    missing_file_read: MissingFileRead = "error",
+    new_session: bool = True,
+    pm: pluggy.PluginManager | None = None,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    close_grace: float = 2.0,
+    observe: Callable[[str, Any], None] | None = None,
+) -> AsyncIterator[Session]:
+    """Start an agent and open a session with it.
+
+    :param provider: a provider id (``"claude"``, ``"codex"``, ``"registry:gemini"``, ...); its
+        launch command starts the agent. Without it, ``command`` is required and the provider
+        is the one that claims the agent's name, else the generic one.
+    :param cwd: the session's folder; the agent may read and write only inside it (and
+        ``additional_directories``).
+    :param command: the command that starts the agent, instead of the provider's.
+    :param env: environment variables for the agent, on top of this process's.
+    :param policy: ``read-only``, ``workspace-write``, ``full-access`` or ``ask`` (the ``ask``
+        callback decides; without one, requests are cancelled).
+    :param protocol: the protocol version to ask for (default: the provider's, 2 for most);
+        a v1 answer is accepted either way.
+    :param ask: ``async (PermissionQuery) -> PermissionDecision | option id | None``.
+    :param elicit: ``async (elicitation request params) -> response | None`` (None declines).
+    :param missing_file_read: ``"error"`` (-32002) or ``"empty"`` (``{"content": ""}``, which
+        some agents need to create a file).
+    :param new_session: start a session right away (else call ``load_session`` or
+        ``resume_session``).
+    :param observe: called with ``("out" | "in", message)`` for every message, as it goes.
+    :raises AgentNotFoundError: the agent's command does not exist.
+    :raises ProtocolVersionError: the agent speaks neither version.
+    :raises AuthenticationRequiredError: the agent wants authentication before a session.
+    :raises ConnectionClosed: the agent exited (with its exit status and stderr tail).
+    """
+    pm = pm or get_plugin_manager()
+    registry = ProviderRegistry.collect(pm)
+    chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
+    if command is None:
+        if chosen.launch is None:
+            raise AcpAdaptersError(
+                f"provider {chosen.id!r} has no launch command: pass command=[...]"
+            )
+        command = [chosen.launch.command, *chosen.launch.args]
+    agent_env = {**os.environ, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
+    the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
+    workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
+    if not the_policy.workspace:
+        the_policy = the_policy.model_copy(
+            update={"workspace": tuple(str(r) for r in workspace.roots)}
+        )
+    try:
+        process = await AgentProcess.start(command, cwd=workspace.cwd, env=agent_env)
+    except FileNotFoundError as exc:
+        raise AgentNotFoundError(
+            f"cannot start the agent: {command[0]!r} was not found "
+            "(install it, or pass command=[...])"
+        ) from exc
+    session = Session(
+        process=process,
+        provider=chosen,
+        registry=registry,
+        hooks=Hooks(pm),
+        workspace=workspace,
+        policy=the_policy,
+        ask=ask,
+        elicit=elicit,
+        missing_file_read=missing_file_read,
+        max_line_bytes=max_line_bytes,
+        fixed_provider=provider is not None,
+        agent_env=agent_env,
+        observe=observe,
+    )
+    try:
+        async with anyio.create_task_group() as task_group:
+            task_group.start_soon(session._run, task_group)
+            try:
+                await session._initialize(protocol or chosen.protocol_version)
+                if new_session:
+                    await session.new_session()
+                yield session
+            finally:
+                await session._shutdown(close_grace)
+                task_group.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        # One failure (the application's, or a typed error of the session) comes out as
+        # itself, not wrapped in the task group's exception group.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+__all__ = [
+    "AgentNotFoundError",
+    "AuthenticationRequiredError",
+    "ItemChange",
+    "ProtocolVersionError",
+    "Session",
+    "Turn",
+    "connect",
+]

@@ -1,0 +1,27 @@
+"""The transport layer: JSON-RPC over newline-delimited JSON, and the agent's process.
+
+The only layer that touches processes and time, with ``client``.
+"""
+
+from .jsonrpc import (
+    DEFAULT_MAX_LINE_BYTES,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    Connection,
+    ConnectionClosed,
+    Problem,
+    RpcError,
+)
+from .process import AgentProcess, StderrRing
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "METHOD_NOT_FOUND",
+    "REQUEST_CANCELLED",
+    "AgentProcess",
+    "Connection",
+    "ConnectionClosed",
+    "Problem",
+    "RpcError",
+    "StderrRing",
+]

@@ -1,0 +1,367 @@
+"""JSON-RPC 2.0 over newline-delimited JSON, in both directions at once.
+
+:class:`Connection` reads messages from one byte stream and writes them to
+another (an agent's stdout and stdin). Requests go both ways: the client's
+wait for their answers, the agent's are answered by a handler, each in a task
+of its own, so a slow answer blocks nothing. Messages are taken in the order
+they arrived: a notification is handled before the next message is looked at,
+so an answer or a request never overtakes the updates sent before it. A batch
+(a JSON array) is taken apart; the answers to its requests go back as one array.
+
+Every line from the agent is untrusted: a line that is not JSON, or not a
+message, is skipped and reported; a line longer than ``max_line_bytes`` is
+dropped (its bytes are never held whole) and reported; an answer to an id that
+was not asked for is reported and dropped. None of that ends the connection.
+
+Ids keep their JSON type: ``1`` and ``"1"`` are different requests, and an
+answer echoes the id as it was sent. ``$/cancel_request`` works both ways: the
+client can cancel its own request, and a request the agent cancels is answered
+with error -32800.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from itertools import count
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
+
+from ..errors import AcpAdaptersError
+
+log = logging.getLogger("acp_adapters.transport")
+
+#: JSON-RPC error codes used here.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+
+CANCEL_METHOD = "$/cancel_request"
+DEFAULT_MAX_LINE_BYTES = 50 * 1024 * 1024
+
+
+class RpcError(AcpAdaptersError):
+    """An error answer to a request: ``code``, ``message`` and ``data`` as the peer sent them."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (JSON-RPC error {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class ConnectionClosed(AcpAdaptersError):
+    """The agent went away (exited, crashed, or closed its output) while requests were pending.
+
+    ``exit_status`` is its exit code (negative: the signal that ended it; None:
+    not known yet); ``stderr_tail`` is the end of what it wrote to stderr.
+    """
+
+    def __init__(self, reason: str, exit_status: int | None = None, stderr_tail: str = "") -> None:
+        detail = f"; stderr ends with: {stderr_tail[-500:]}" if stderr_tail.strip() else ""
+        super().__init__(f"{reason} (exit status {exit_status}){detail}")
+        self.exit_status = exit_status
+        self.stderr_tail = stderr_tail
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something the connection skipped: what, and a short look at it."""
+
+    kind: str  # "not_json", "not_a_message", "line_too_long", "unknown_id", "handler_error"
+    detail: str
+
+
+#: Answers an agent's request: ``(method, params, request id) -> result``; raise RpcError to refuse.
+RequestHandler = Callable[[str, Any, Any], Awaitable[Any]]
+NotificationHandler = Callable[[str, Any], Awaitable[None]]
+ProblemHandler = Callable[[Problem], None]
+
+
+def _key(request_id: Any) -> tuple[str, Any] | None:
+    """A request id as a dict key that keeps its JSON type (``1`` is not ``"1"``)."""
+    if isinstance(request_id, bool) or not isinstance(request_id, int | str):
+        return None
+    return (type(request_id).__name__, request_id)
+
+
+@dataclass
+class _Pending:
+    event: anyio.Event = field(default_factory=anyio.Event)
+    response: dict[str, Any] | None = None
+    closed: ConnectionClosed | None = None
+
+
+class Connection:
+    """One JSON-RPC connection over a pair of byte streams."""
+
+    def __init__(
+        self,
+        receive: ByteReceiveStream,
+        send: ByteSendStream,
+        *,
+        on_request: RequestHandler,
+        on_notification: NotificationHandler,
+        on_problem: ProblemHandler | None = None,
+        on_message: Callable[[str, Any], None] | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self._receive = receive
+        self._send = send
+        self._on_request = on_request
+        self._on_notification = on_notification
+        self._on_problem = on_problem or (lambda problem: None)
+        #: Sees every message as it goes out ("out") or comes in ("in"): for recording.
+        self._on_message = on_message or (lambda direction, message: None)
+        self.max_line_bytes = max_line_bytes
+        self._ids = count(1)
+        self._pending: dict[tuple[str, Any], _Pending] = {}
+        self._handling: dict[tuple[str, Any], anyio.CancelScope] = {}
+        self._write_lock = anyio.Lock()
+        # Every message read, in arrival order, for the dispatcher.
+        self._inbox_out, self._inbox_in = anyio.create_memory_object_stream[Any](math.inf)
+        self._task_group: TaskGroup | None = None
+        self._closed: ConnectionClosed | None = None
+
+    # --- running ------------------------------------------------------------------------
+
+    async def serve(self, task_group: TaskGroup) -> None:
+        """Read until the agent's output ends; run in a task of ``task_group``."""
+        self._task_group = task_group
+        done = anyio.Event()
+        task_group.start_soon(self._dispatch, done)
+        try:
+            async for line in self._lines():
+                self._read_line(line)
+        finally:
+            self._inbox_out.close()
+        await done.wait()
+
+    def fail_pending(self, error: ConnectionClosed) -> None:
+        """The agent is gone: every request waiting for an answer fails with ``error``."""
+        self._closed = error
+        for pending in self._pending.values():
+            pending.closed = error
+            pending.event.set()
+
+    async def _lines(self) -> Any:
+        """The lines of the agent's output; an over-long one is dropped, never held whole."""
+        buffer = bytearray()
+        dropping = False
+        while True:
+            try:
+                chunk = await self._receive.receive(65536)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                break
+            start = 0
+            while True:
+                newline = chunk.find(b"\n", start)
+                if newline < 0:
+                    if not dropping:
+                        buffer += chunk[start:]
+                        if len(buffer) > self.max_line_bytes:
+                            self._problem("line_too_long", f"more than {self.max_line_bytes} bytes")
+                            buffer.clear()
+                            dropping = True
+                    break
+                if dropping:
+                    dropping = False
+                else:
+                    buffer += chunk[start:newline]
+                    if len(buffer) > self.max_line_bytes:
+                        self._problem("line_too_long", f"{len(buffer)} bytes")
+                    else:
+                        yield bytes(buffer)
+                buffer.clear()
+                start = newline + 1
+        if buffer and not dropping:
+            yield bytes(buffer)
+
+    def _problem(self, kind: str, detail: str) -> None:
+        problem = Problem(kind, detail[:300])
+        log.warning("acp connection: %s: %s", kind, problem.detail)
+        self._on_problem(problem)
+
+    def _read_line(self, line: bytes) -> None:
+        text = line.decode("utf-8", errors="replace").strip()
+        if not text:
+            return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            self._problem("not_json", text[:200])
+            return
+        self._on_message("in", message)
+        self._inbox_out.send_nowait(message)
+
+    async def _dispatch(self, done: anyio.Event) -> None:
+        """Take the messages in arrival order; notifications are awaited one by one."""
+        try:
+            async with self._inbox_in:
+                async for message in self._inbox_in:
+                    if isinstance(message, list):
+                        await self._handle_batch(message)
+                    else:
+                        await self._handle_message(message, batch=None)
+        finally:
+            done.set()
+
+    async def _handle_batch(self, messages: list[Any]) -> None:
+        requests = [m for m in messages if isinstance(m, dict) and "method" in m and "id" in m]
+        batch = _Batch(len(requests), self) if requests else None
+        for message in messages:
+            await self._handle_message(message, batch=batch)
+
+    async def _handle_message(self, message: Any, batch: _Batch | None) -> None:
+        if not isinstance(message, dict):
+            self._problem("not_a_message", repr(message)[:200])
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._start_request(message, method, batch)
+            elif method == CANCEL_METHOD:
+                self._cancel_handling(message.get("params"))
+            else:
+                try:
+                    await self._on_notification(method, message.get("params"))
+                except Exception as exc:  # keep reading whatever one handler did
+                    self._problem("handler_error", f"{method}: {exc!r}")
+            return
+        if "id" in message and ("result" in message or "error" in message):
+            key = _key(message["id"])
+            pending = self._pending.get(key) if key is not None else None
+            if pending is None or pending.event.is_set():
+                self._problem("unknown_id", f"an answer to {message['id']!r}, which was not asked")
+                return
+            pending.response = message
+            pending.event.set()
+            return
+        self._problem("not_a_message", json.dumps(message)[:200])
+
+    def _start_request(self, message: dict[str, Any], method: str, batch: _Batch | None) -> None:
+        assert self._task_group is not None
+        self._task_group.start_soon(
+            self._answer, message["id"], method, message.get("params"), batch
+        )
+
+    async def _answer(
+        self, request_id: Any, method: str, params: Any, batch: _Batch | None
+    ) -> None:
+        key = _key(request_id)
+        response: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        with anyio.CancelScope() as scope:
+            if key is not None:
+                self._handling[key] = scope
+            try:
+                response["result"] = await self._on_request(method, params, request_id)
+            except RpcError as error:
+                response["error"] = error.to_wire()
+            except Exception as exc:  # a bug in a handler must not end the connection
+                self._problem("handler_error", f"{method}: {exc!r}")
+                response["error"] = {"code": INTERNAL_ERROR, "message": f"internal error: {exc}"}
+        if scope.cancelled_caught:
+            response.pop("result", None)
+            response["error"] = {"code": REQUEST_CANCELLED, "message": "request cancelled"}
+        if key is not None:
+            self._handling.pop(key, None)
+        if batch is not None:
+            await batch.add(response)
+        else:
+            await self._write(response)
+
+    def _cancel_handling(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        key = _key(request_id)
+        scope = self._handling.get(key) if key is not None else None
+        if scope is not None:
+            scope.cancel()
+
+    # --- sending ------------------------------------------------------------------------
+
+    async def _write(self, message: Any) -> None:
+        self._on_message("out", message)
+        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        async with self._write_lock:
+            try:
+                await self._send.send(data)
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError) as exc:
+                closed = self._closed or ConnectionClosed("the agent's input is closed")
+                raise closed from exc
+
+    async def notify(self, method: str, params: Any = None) -> None:
+        """Send a notification."""
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._write(message)
+
+    async def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
+        """Send a request and wait for its answer.
+
+        :raises RpcError: the agent answered with an error.
+        :raises ConnectionClosed: the agent went away first.
+        """
+        if self._closed is not None:
+            raise self._closed
+        request_id = next(self._ids) if request_id is None else request_id
+        key = _key(request_id)
+        assert key is not None
+        pending = _Pending()
+        self._pending[key] = pending
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        try:
+            await self._write(message)
+            try:
+                await pending.event.wait()
+            except anyio.get_cancelled_exc_class():
+                # The caller gave up (a timeout, a cancelled turn): tell the agent.
+                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                    await self.notify(CANCEL_METHOD, {"requestId": request_id})
+                raise
+        finally:
+            self._pending.pop(key, None)
+        if pending.closed is not None:
+            raise pending.closed
+        response = pending.response or {}
+        error = response.get("error")
+        if error is not None:
+            if not isinstance(error, dict):
+                raise RpcError(INTERNAL_ERROR, f"malformed error answer: {error!r}"[:300])
+            code = error.get("code")
+            raise RpcError(
+                code if isinstance(code, int) and not isinstance(code, bool) else INTERNAL_ERROR,
+                str(error.get("message", "error")),
+                error.get("data"),
+            )
+        return response.get("result")
+
+
+class _Batch:
+    """Collects the answers to the requests of one batch, then sends them as one array."""
+
+    def __init__(self, expected: int, connection: Connection) -> None:
+        self.expected = expected
+        self.connection = connection
+        self.responses: list[dict[str, Any]] = []
+
+    async def add(self, response: dict[str, Any]) -> None:
+        self.responses.append(response)
+        if len(self.responses) == self.expected:
+            await self.connection._write(self.responses)

@@ -1,0 +1,262 @@
+"""The session API against a scripted agent: turns, negotiation, the agent's requests, faults."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from acp_adapters import FileChangeItem, PermissionDecision, PermissionQuery
+from acp_adapters.client import (
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    ProtocolVersionError,
+)
+from acp_adapters.transport import ConnectionClosed
+
+from .conftest import fake_agent
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_a_v1_turn(connect: Any, workspace: Path) -> None:
+    async with connect(command=fake_agent("basic"), cwd=workspace) as session:
+        assert session.version == 1
+        assert session.session_id == "fake-session"
+        assert session.agent_info["name"] == "fake-agent-basic"  # it was told about fs (v1 fields)
+        turn = await session.prompt("hello")
+        assert turn.stop_reason == "end_turn"
+        assert [(i.kind, getattr(i, "text", None)) for i in turn.items] == [
+            ("user_message", "hello"),
+            ("assistant_message", "you said: hello"),
+        ]
+        second = await session.prompt("say again")
+        assert second.index == turn.index + 1
+
+
+@pytest.mark.parametrize(
+    ("scenario", "version"), [("v2", 2), ("echo", 1), ("claude-like", 2), ("basic", 1)]
+)
+async def test_negotiation_asks_for_2_and_judges_the_body(
+    connect: Any, workspace: Path, scenario: str, version: int
+) -> None:
+    async with connect(command=fake_agent(scenario), cwd=workspace) as session:
+        assert session.version == version
+        turn = await session.prompt("hello")
+        assert turn.stop_reason == "end_turn"
+        assert turn.items[-1].kind == "assistant_message"
+
+
+async def test_a_provider_preferring_1_asks_for_1(connect: Any, workspace: Path) -> None:
+    async with connect(command=fake_agent("echo"), cwd=workspace, protocol=1) as session:
+        assert session.version == 1
+    with pytest.raises(ProtocolVersionError, match="asked for version 1, the agent answered 2"):
+        async with connect(command=fake_agent("v2"), cwd=workspace, protocol=1):
+            pass
+
+
+async def test_an_edit_through_the_clients_fs(connect: Any, workspace: Path) -> None:
+    async with connect(
+        command=fake_agent("edit", str(workspace)), cwd=workspace, policy="full-access"
+    ) as session:
+        turn = await session.prompt("edit")
+    assert (workspace / "existing.txt").read_text() == "alpha\nBETA changed\n"
+    assert (workspace / "new.txt").read_text() == "brand new\n"
+    assert not (workspace.parent / "escaped.txt").exists()
+    changes = [i for i in turn.items if isinstance(i, FileChangeItem)]
+    assert [c.patch_source for c in changes] == ["client_fs", "client_fs"]
+    assert changes[0].diff_str == (
+        f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
+        "@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA changed\n"
+    )
+    assert changes[1].operations == {f"{workspace}/new.txt": "add"}
+    assert [i.option_kind for i in turn.items if i.kind == "approval_request"] == ["allow_once"]
+    assert turn.items[-1].text == "escape refused"  # type: ignore[union-attr]
+
+
+async def test_read_only_refuses(connect: Any, workspace: Path) -> None:
+    async with connect(
+        command=fake_agent("edit", str(workspace)), cwd=workspace, policy="read-only"
+    ) as session:
+        turn = await session.prompt("edit")
+    assert (workspace / "existing.txt").read_text() == "alpha\nbeta\n"
+    (approval,) = [i for i in turn.items if i.kind == "approval_request"]
+    assert approval.option_kind == "reject_once"  # type: ignore[union-attr]
+    (change,) = [i for i in turn.items if i.kind == "file_change"]
+    assert change.status == "failed"
+
+
+async def test_ask_hands_the_decision_to_the_application(connect: Any, workspace: Path) -> None:
+    asked: list[PermissionQuery] = []
+
+    async def ask(query: PermissionQuery) -> str:
+        asked.append(query)
+        return "always"
+
+    async with connect(
+        command=fake_agent("edit", str(workspace)), cwd=workspace, ask=ask
+    ) as session:
+        turn = await session.prompt("edit")
+    assert asked[0].tool_call is not None
+    assert asked[0].tool_call.kind == "edit"
+    assert [i.option_kind for i in turn.items if i.kind == "approval_request"] == ["allow_always"]
+
+
+async def test_a_terminal_runs_a_shell_line_and_truncates_its_output(
+    connect: Any, workspace: Path
+) -> None:
+    line = "printf 'é%.0s' $(seq 1 100); exit 7"
+    async with connect(
+        command=fake_agent("terminal", line), cwd=workspace, policy="full-access"
+    ) as session:
+        turn = await session.prompt("run")
+    (command,) = [i for i in turn.items if i.kind == "command_execution"]
+    assert command.exit_code == 7  # type: ignore[union-attr]
+    output = command.output or ""  # type: ignore[union-attr]
+    assert output == "é" * 32  # 64 bytes, cut from the start at a character boundary
+    assert command.status == "completed"
+
+
+async def test_v2_turn_ends_at_idle_and_permission_subjects(connect: Any, workspace: Path) -> None:
+    async with connect(
+        command=fake_agent("v2-edit", str(workspace)), cwd=workspace, policy="full-access"
+    ) as session:
+        assert session.version == 2
+        turn = await session.prompt("edit")
+    assert turn.stop_reason == "end_turn"
+    assert (workspace / "existing.txt").read_text() == "alpha\nBETA changed\n"
+    (change,) = [i for i in turn.items if i.kind == "file_change"]
+    assert change.status == "completed"
+
+
+async def test_faults_are_skipped_and_the_session_survives(connect: Any, workspace: Path) -> None:
+    async with connect(
+        command=fake_agent("faults", str(200_000)), cwd=workspace, max_line_bytes=64 * 1024
+    ) as session:
+        turn = await session.prompt("go")
+        assert turn.items[-1].text == "still here"  # type: ignore[union-attr]
+        kinds = {p.kind for p in session.problems}
+        assert {
+            "not_json",
+            "not_a_message",
+            "line_too_long",
+            "unknown_id",
+            "ignored_notification",
+        } <= kinds
+        again = await session.prompt("say it")
+        assert again.stop_reason == "end_turn"
+
+
+async def test_a_crash_mid_turn_fails_the_prompt_with_exit_status_and_stderr(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(command=fake_agent("crash"), cwd=workspace) as session:
+        with pytest.raises(ConnectionClosed) as info:
+            await session.prompt("go")
+        assert info.value.exit_status == 3
+        assert "the model went away" in info.value.stderr_tail
+        kept = session.timeline
+        assert [i.kind for i in kept] == ["user_message", "assistant_message"]
+
+
+async def test_a_hang_ends_with_the_applications_timeout_and_a_clean_close(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(command=fake_agent("hang"), cwd=workspace, close_grace=0.5) as session:
+        with pytest.raises(TimeoutError):
+            with anyio.fail_after(1):
+                await session.prompt("go")
+        process = session.process.process
+    assert process.returncode is not None
+    with pytest.raises(ProcessLookupError):
+        os.kill(process.pid, 0)
+
+
+async def test_a_flood_of_updates(connect: Any, workspace: Path) -> None:
+    async with connect(command=fake_agent("flood", "20000"), cwd=workspace) as session:
+        turn = await session.prompt("go")
+    (message,) = [i for i in turn.items if i.kind == "assistant_message"]
+    text = message.text  # type: ignore[union-attr]
+    assert text.startswith("0 1 2 ")
+    assert text.endswith("19999 ")
+
+
+async def test_cancel_answers_open_permission_requests_cancelled(
+    connect: Any, workspace: Path
+) -> None:
+    waiting = anyio.Event()
+
+    async def ask(query: PermissionQuery) -> PermissionDecision:
+        waiting.set()
+        await anyio.sleep_forever()
+        raise AssertionError
+
+    async with connect(command=fake_agent("cancel"), cwd=workspace, ask=ask) as session:
+        result: list[Any] = []
+        async with anyio.create_task_group() as tg:
+
+            async def run() -> None:
+                result.append(await session.prompt("long"))
+
+            tg.start_soon(run)
+            await waiting.wait()
+            await session.cancel()
+        turn = result[0]
+    assert turn.stop_reason == "cancelled"
+    assert turn.items[-1].text == "permission answer: cancelled"  # type: ignore[union-attr]
+    (approval,) = [i for i in turn.items if i.kind == "approval_request"]
+    assert approval.status == "cancelled"
+
+
+async def test_ids_batches_and_cancelled_requests(connect: Any, workspace: Path) -> None:
+    async def ask(query: PermissionQuery) -> None:
+        await anyio.sleep_forever()
+
+    async with connect(
+        command=fake_agent("requests", str(workspace)), cwd=workspace, ask=ask
+    ) as session:
+        turn = await session.prompt("go")
+    said = "".join(i.text for i in turn.items if i.kind == "assistant_message")  # type: ignore[union-attr]
+    assert "string id answered: True" in said
+    assert "batch answered: ['77', 'b1'] errors ['-32601']" in said
+    assert "cancelled request answered with -32800" in said
+
+
+async def test_authentication(connect: Any, workspace: Path) -> None:
+    with pytest.raises(AuthenticationRequiredError, match="authenticate with one of: key"):
+        async with connect(command=fake_agent("auth"), cwd=workspace):
+            pass
+    async with connect(command=fake_agent("auth"), cwd=workspace, new_session=False) as session:
+        with pytest.raises(Exception, match="reads FAKE_KEY"):
+            await session.authenticate("key")
+    async with connect(
+        command=fake_agent("auth"), cwd=workspace, env={"FAKE_KEY": "x"}, new_session=False
+    ) as session:
+        await session.authenticate("key")
+        assert await session.new_session() == "fake-session"
+        await session.set_mode("plan")
+
+
+async def test_a_missing_agent_is_a_clear_error(workspace: Path) -> None:
+    import acp_adapters
+
+    with pytest.raises(AgentNotFoundError, match="no-such-agent-binary"):
+        async with acp_adapters.connect(command=["no-such-agent-binary"], cwd=workspace):
+            pass
+
+
+async def test_stream_prompt_yields_items_as_they_change(connect: Any, workspace: Path) -> None:
+    async with connect(
+        command=fake_agent("edit", str(workspace)), cwd=workspace, policy="full-access"
+    ) as session:
+        changes = [change async for change in session.stream_prompt("edit")]
+    kinds = [c.item.kind for c in changes]
+    assert kinds[0] == "user_message"
+    assert "file_change" in kinds
+    assert "approval_request" in kinds
+    statuses = [c.item.status for c in changes if c.item.id == "tool:edit-1"]
+    assert statuses[0] == "pending"
+    assert statuses[-1] == "completed"
