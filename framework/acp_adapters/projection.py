@@ -125,6 +125,7 @@ def file_change_from_contents(
     patch_source: PatchSource,
     limits: DiffLimits | None = None,
     status: ItemStatus = "completed",
+    note: str | None = None,
 ) -> FileChangeItem:
     """A ``file_change`` item from files' old and new content (the patch built as jsdiff does)."""
     limits = limits or DiffLimits()
@@ -144,6 +145,7 @@ def file_change_from_contents(
         additions=additions,
         deletions=deletions,
         patch_source=patch_source,
+        patch_note=note,
     )
 
 
@@ -216,3 +218,49 @@ def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> Co
         terminal_id=terminal_id,
         **common,
     )
+
+
+@dataclass(frozen=True)
+class DiskContents:
+    """Files whose true content the disk shows around an edit, and fragments it could not place."""
+
+    files: list[FileContents]
+    unplaced: list[str]
+
+
+def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskContents:
+    """A tool call's files from what a live client read of the disk around it.
+
+    When the content read as the tool call started differs from the content read as
+    it completed, that is the change. Otherwise one content is known, and the
+    agent's ``oldText``/``newText`` fragment is placed in it: a content holding
+    ``oldText`` once and not ``newText`` is the file before the edit; one holding
+    ``newText`` once and not ``oldText`` is the file after (the agent was quicker
+    than the first read). Anything else cannot be placed, and is listed in
+    ``unplaced``.
+    """
+    snapshots: dict[str, dict[str, str | None]] = {}
+    for event in session.disk_of(tool_call.id):
+        snapshots.setdefault(event.path, {})[event.op] = event.content
+    reported = {item.path: item for item in tool_call.content if isinstance(item, DiffV1)}
+    files: list[FileContents] = []
+    unplaced: list[str] = []
+    for path, seen in snapshots.items():
+        before, after = seen.get("disk_before"), seen.get("disk_after")
+        if "disk_before" in seen and "disk_after" in seen and before != after and after is not None:
+            files.append(FileContents(path, before, after))
+            continue
+        fragment = reported.get(path)
+        if fragment is None or fragment.old_text is None:
+            continue
+        content = after if after is not None else before
+        old, new = fragment.old_text, fragment.new_text
+        if content is None or not old or not new:
+            unplaced.append(path)
+        elif content.count(old) == 1 and new not in content:
+            files.append(FileContents(path, content, content.replace(old, new, 1)))
+        elif content.count(new) == 1 and old not in content:
+            files.append(FileContents(path, content.replace(new, old, 1), content))
+        else:
+            unplaced.append(path)
+    return DiskContents(files, unplaced)

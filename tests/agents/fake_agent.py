@@ -145,6 +145,8 @@ def turn(prompt_id: Any, prompt: list[dict[str, Any]]) -> None:
         return end_turn(prompt_id)
     if SCENARIO in ("edit", "v2-edit"):
         return edit_turn(prompt_id)
+    if SCENARIO in ("fragment", "fragment-twice"):
+        return fragment_turn(prompt_id)
     if SCENARIO == "terminal":
         return terminal_turn(prompt_id)
     if SCENARIO == "crash":
@@ -256,6 +258,30 @@ def edit_turn(prompt_id: Any) -> None:
     update({"sessionUpdate": "tool_call_update", "toolCallId": "edit-2", "status": "completed"})
     escape = request("fs/write_text_file", {"path": f"{workspace}/../escaped.txt", "content": "x"})
     text("escape refused" if "error" in escape else "escape allowed")
+    end_turn(prompt_id)
+
+
+def fragment_turn(prompt_id: Any) -> None:
+    """An agent that edits the disk itself and reports only the changed fragment (opencode does)."""
+    path = f"{ARG}/existing.txt"
+    fragment = [{"type": "diff", "path": path, "oldText": "beta", "newText": "BETA changed"}]
+    update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "frag-1",
+            "title": "edit",
+            "kind": "edit",
+            "status": "pending",
+            "content": fragment,
+            "locations": [{"path": path}],
+        }
+    )
+    if SCENARIO == "fragment":
+        with open(path, encoding="utf-8") as handle:
+            old = handle.read()
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(old.replace("beta", "BETA changed", 1))
+    update({"sessionUpdate": "tool_call_update", "toolCallId": "frag-1", "status": "completed"})
     end_turn(prompt_id)
 
 

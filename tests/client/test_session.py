@@ -260,3 +260,51 @@ async def test_stream_prompt_yields_items_as_they_change(connect: Any, workspace
     statuses = [c.item.status for c in changes if c.item.id == "tool:edit-1"]
     assert statuses[0] == "pending"
     assert statuses[-1] == "completed"
+
+
+LONGER = "one\ntwo\nbeta\nfour\nfive\n"
+
+
+async def test_a_fragment_edit_gets_the_files_true_patch_from_the_disk(
+    connect: Any, workspace: Path
+) -> None:
+    (workspace / "existing.txt").write_text(LONGER)
+    async with connect(command=fake_agent("fragment", str(workspace)), cwd=workspace) as session:
+        turn = await session.prompt("edit")
+    (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
+    assert change.patch_source == "disk"
+    assert change.diff_str == (
+        f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
+        "@@ -1,5 +1,5 @@\n one\n two\n-beta\n+BETA changed\n four\n five\n"
+    )
+
+
+async def test_a_fragment_that_cannot_be_placed_keeps_the_agents_patch_and_says_so(
+    connect: Any, workspace: Path
+) -> None:
+    (workspace / "existing.txt").write_text("beta\nbeta\n")
+    async with connect(
+        command=fake_agent("fragment-twice", str(workspace)), cwd=workspace
+    ) as session:
+        turn = await session.prompt("edit")
+    (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
+    assert change.patch_source == "agent"
+    assert change.patch_note is not None
+    assert "could not be placed" in change.patch_note
+    assert change.diff_str == (
+        f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
+        "@@ -1,1 +1,1 @@\n-beta\n\\ No newline at end of file\n"
+        "+BETA changed\n\\ No newline at end of file\n"
+    )
+
+
+async def test_a_v2_edit_gets_its_patch_from_the_disk_around_it(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(
+        command=fake_agent("v2-edit", str(workspace)), cwd=workspace, policy="full-access"
+    ) as session:
+        turn = await session.prompt("edit")
+    (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
+    assert change.patch_source == "disk"
+    assert "-beta\n+BETA changed\n" in (change.diff_str or "")

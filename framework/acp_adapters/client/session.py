@@ -42,6 +42,7 @@ from ..hooks import Hooks
 from ..permissions import PermissionDecision, PermissionQuery, Policy, PolicyName
 from ..plugins import get_plugin_manager
 from ..providers import Provider, ProviderRegistry
+from ..runtime import DiffV1, DiffV2
 from ..timeline.capture import agent_name, negotiated_version
 from ..timeline.items import TimelineItem
 from ..timeline.projector import Projector
@@ -150,6 +151,8 @@ class Session:
         self._closed = anyio.Event()
         self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
+        #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
+        self._disk_seen: dict[str, dict[str, set[str]]] = {}
 
     # --- what the application reads -----------------------------------------------------
 
@@ -437,12 +440,45 @@ class Session:
     async def _on_notification(self, method: str, params: Any) -> None:
         if method == "session/update":
             self.projector.notification(params, time.time())
+            self._observe_disk()
             if self.projector.state.turn_state.state == "idle" and self.version == 2:
                 self._idle.set()
         elif method.startswith("_") or method == "elicitation/complete":
             self.problems.append(Problem("ignored_notification", method))
         else:
             self.problems.append(Problem("unknown_notification", method))
+
+    def _observe_disk(self) -> None:
+        """Read the files an edit names from the disk, as it starts and as it completes.
+
+        Agents that edit files themselves may report only a fragment of the change;
+        with the file's content around the edit, the projection gives the true patch.
+        """
+        state = self.projector.state
+        for change in self.projector.reducer.last_changes:
+            call = state.tool_calls.get(change.key) if change.kind == "tool_call" else None
+            if call is None or not call.reported:
+                continue
+            named = [i.path for i in call.content if isinstance(i, DiffV1)]
+            named += [
+                c.path for i in call.content if isinstance(i, DiffV2) for c in i.changes if c.path
+            ]
+            seen = self._disk_seen.setdefault(call.id, {})
+            finished = call.status in ("completed", "failed", "cancelled")
+            for path in dict.fromkeys([*named, *seen]):
+                phases = seen.setdefault(path, set())
+                if not self.workspace.contains(path):
+                    continue
+                if not finished and not phases:
+                    phases.add("before")
+                    self.projector.disk_observed(
+                        call.id, path, _read_disk(path), after=False, at=time.time()
+                    )
+                elif call.status == "completed" and "after" not in phases:
+                    phases.add("after")
+                    self.projector.disk_observed(
+                        call.id, path, _read_disk(path), after=True, at=time.time()
+                    )
 
     async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
         if method == "session/request_permission":
@@ -541,6 +577,21 @@ class Session:
         self.workspace.write_text(params.get("path"), params.get("content"))
         self.projector.file_written(str(params["path"]), str(params["content"]), time.time())
         return {}
+
+
+#: Files larger than this are not read around edits.
+DISK_READ_LIMIT = 8 * 1024 * 1024
+
+
+def _read_disk(path: str) -> str | None:
+    """A file's text as the disk holds it now; None when it does not exist (or is not text)."""
+    try:
+        if os.path.getsize(path) > DISK_READ_LIMIT:
+            return None
+        with open(path, encoding="utf-8", newline="") as handle:
+            return handle.read()
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 @asynccontextmanager

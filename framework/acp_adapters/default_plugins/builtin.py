@@ -25,6 +25,7 @@ from ..projection import (
     count_changes,
     edited_paths,
     file_change_from_contents,
+    file_contents_from_disk,
     file_contents_from_fs,
     omitted_reason,
     tool_status,
@@ -122,6 +123,15 @@ class BuiltinPlugin:
             return file_change_from_contents(
                 tool_call, written, patch_source="client_fs", limits=limits, status=status
             )
+        disk = file_contents_from_disk(tool_call, session)
+        if disk.files and not disk.unplaced:
+            return file_change_from_contents(
+                tool_call, disk.files, patch_source="disk", limits=limits, status=status
+            )
+        note = None
+        if disk.unplaced:
+            places = ", ".join(disk.unplaced)
+            note = f"the agent's fragment could not be placed in {places}: its own patch is kept"
         diff = self.hooks.project_diff_patch(provider, tool_call.content, limits)
         operations, moved_from = _operations(tool_call)
         has_diff = any(isinstance(i, DiffV1 | DiffV2) for i in tool_call.content)
@@ -141,6 +151,7 @@ class BuiltinPlugin:
             additions=additions,
             deletions=deletions,
             patch_source="agent" if has_diff else None,
+            patch_note=note,
         )
 
     @hookimpl(trylast=True)

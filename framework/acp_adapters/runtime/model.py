@@ -274,13 +274,16 @@ class PermissionRequest(RuntimeModel):
 
 
 class FileEvent(RuntimeModel):
-    """What the session showed of a file: a client's read answer or an agent's write.
+    """What the session showed of a file.
 
-    ``content`` None on a read means the file did not exist. ``tool_call_id``
-    is the tool call a write belongs to, where one was in progress on that path.
+    ``read``: the client's answer to the agent's ``fs/read_text_file``; ``write``:
+    the agent's ``fs/write_text_file``; ``disk_before`` and ``disk_after``: what a
+    live client read from the disk itself when an edit tool call started and
+    when it completed. ``content`` None means the file did not exist.
+    ``tool_call_id`` is the tool call the event belongs to, where there is one.
     """
 
-    op: Literal["read", "write"]
+    op: Literal["read", "write", "disk_before", "disk_after"]
     path: str
     content: str | None
     seq: int
@@ -439,9 +442,17 @@ class SessionView:
         for event in self._state.files:
             if event.seq >= seq:
                 break
-            if event.path == path:
+            if event.path == path and event.op in ("read", "write"):
                 found = event
         return found
+
+    def disk_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
+        """What the client read from the disk around a tool call, in order."""
+        return tuple(
+            e
+            for e in self._state.files
+            if e.op in ("disk_before", "disk_after") and e.tool_call_id == tool_call_id
+        )
 
     def writes_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
         """The file writes that belong to a tool call, in order."""

@@ -88,6 +88,8 @@ class Reducer:
         self._by_type = self._handlers()
         #: The notification the last apply_notification read (None when it could not).
         self.last_notification: Any = None
+        #: What the last applied message changed.
+        self.last_changes: list[Change] = []
 
     # --- session/update ----------------------------------------------------------------
 
@@ -96,6 +98,7 @@ class Reducer:
         state = self.state
         state.seq += 1
         self.last_notification = None
+        self.last_changes = []
         try:
             notification = parse_notification(params, 2 if state.version == 2 else 1)
         except ValidationError as error:
@@ -108,7 +111,8 @@ class Reducer:
         handler = next((self._by_type[t] for t in type(update).__mro__ if t in self._by_type), None)
         if handler is None:
             return [self._unknown(raw, f"update {raw.get('sessionUpdate')!r} is not known here")]
-        return handler(update, raw)
+        self.last_changes = handler(update, raw)
+        return self.last_changes
 
     def _handlers(self) -> dict[type, Callable[[Any, dict[str, Any]], list[Change]]]:
         return {
@@ -473,6 +477,23 @@ class Reducer:
             FileEvent(op="write", path=path, content=content, seq=state.seq, tool_call_id=owner)
         )
         return [Change("tool_call", owner)] if owner else []
+
+    def apply_disk_snapshot(
+        self, tool_call_id: str, path: str, content: str | None, *, after: bool
+    ) -> list[Change]:
+        """A live client read ``path`` from the disk as a tool call started (or completed)."""
+        state = self.state
+        state.seq += 1
+        state.files.append(
+            FileEvent(
+                op="disk_after" if after else "disk_before",
+                path=path,
+                content=content,
+                seq=state.seq,
+                tool_call_id=tool_call_id,
+            )
+        )
+        return [Change("tool_call", tool_call_id)]
 
     def _writer_of(self, path: str) -> str | None:
         """The unfinished tool call, latest first, that names ``path``."""

@@ -21,8 +21,9 @@ ItemStatus = Literal["pending", "running", "waiting", "completed", "failed", "ca
 
 #: How a file_change's patch was obtained: as the agent reported the edit, from
 #: the client's file-system traffic (the old content it read, the new content
-#: the agent wrote), or from provider metadata.
-PatchSource = Literal["agent", "client_fs", "provider_meta"]
+#: the agent wrote), from the disk (a live client read the files around the
+#: edit), or from provider metadata.
+PatchSource = Literal["agent", "client_fs", "disk", "provider_meta"]
 
 
 class ItemBase(BaseModel):
@@ -107,6 +108,9 @@ class FileChangeItem(ToolItemBase):
     additions: int = 0
     deletions: int = 0
     patch_source: PatchSource | None = None
+    #: Why the patch is what it is, where that needs saying (an agent's fragment that
+    #: could not be placed in the file, so the agent's own patch is kept).
+    patch_note: str | None = None
 
 
 class CommandExecutionItem(ToolItemBase):

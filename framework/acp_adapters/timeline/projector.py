@@ -149,6 +149,13 @@ class Projector:
         self._now = at
         self._apply(self.reducer.apply_file_write(path, content))
 
+    def disk_observed(
+        self, tool_call_id: str, path: str, content: str | None, *, after: bool, at: float
+    ) -> None:
+        """A live client read a file an edit touches, as it started or completed."""
+        self._now = at
+        self._apply(self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after))
+
     def timeline(self) -> Timeline:
         return Timeline(
             sorted(self.items.values(), key=lambda item: item.ordinal),
