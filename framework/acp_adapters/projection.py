@@ -232,12 +232,13 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
     """A tool call's files from what a live client read of the disk around it.
 
     When the content read as the tool call started differs from the content read as
-    it completed, that is the change. Otherwise one content is known, and the
-    agent's ``oldText``/``newText`` fragment is placed in it: a content holding
-    ``oldText`` once and not ``newText`` is the file before the edit; one holding
-    ``newText`` once and not ``oldText`` is the file after (the agent was quicker
-    than the first read). Anything else cannot be placed, and is listed in
-    ``unplaced``.
+    it completed, and the first holds the agent's ``oldText``, that is the change.
+    Otherwise one content is trusted, and the agent's ``oldText``/``newText``
+    fragment is placed in it: a content holding ``oldText`` once and not
+    ``newText`` is the file before the edit; one holding ``newText`` once and not
+    ``oldText`` is the file after. The first read comes too late when the agent
+    was quicker, or catches the file half written; then the read at completion is
+    the one trusted. Anything else cannot be placed, and is listed in ``unplaced``.
     """
     snapshots: dict[str, dict[str, str | None]] = {}
     for event in session.disk_of(tool_call.id):
@@ -247,10 +248,16 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
     unplaced: list[str] = []
     for path, seen in snapshots.items():
         before, after = seen.get("disk_before"), seen.get("disk_after")
-        if "disk_before" in seen and "disk_after" in seen and before != after and after is not None:
+        fragment = reported.get(path)
+        if (
+            "disk_before" in seen
+            and "disk_after" in seen
+            and before != after
+            and after is not None
+            and _holds_old_text(before, fragment)
+        ):
             files.append(FileContents(path, before, after))
             continue
-        fragment = reported.get(path)
         if fragment is None or fragment.old_text is None:
             continue
         content = after if after is not None else before
@@ -264,3 +271,10 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
         else:
             unplaced.append(path)
     return DiskContents(files, unplaced)
+
+
+def _holds_old_text(before: str | None, fragment: DiffV1 | None) -> bool:
+    """Whether a read taken as an edit started is consistent with the agent's fragment."""
+    if fragment is None or not fragment.old_text:
+        return True
+    return before is not None and fragment.old_text in before

@@ -1,95 +1,12 @@
-"""Fixtures for the live client's tests: a fake agent, and a schema check of all the client sent."""
+"""Fixtures for the live client's tests: the scripted fake agent."""
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
-from functools import cache
 from pathlib import Path
-from typing import Any
-
-import jsonschema
-import pytest
-
-import acp_adapters
-from acp_adapters.client import Session
 
 AGENT = Path(__file__).parent.parent / "agents" / "fake_agent.py"
-SPEC = Path(__file__).parent.parent.parent / "spec" / "acp"
-
-
-@pytest.fixture(params=["asyncio", "trio"])
-def anyio_backend(request: pytest.FixtureRequest) -> str:
-    return str(request.param)
 
 
 def fake_agent(scenario: str, arg: str = "") -> list[str]:
     return [sys.executable, str(AGENT), scenario, *([arg] if arg else [])]
-
-
-@cache
-def _validator(version: int, definition: str) -> jsonschema.protocols.Validator:
-    schema = json.loads((SPEC / f"v{version}" / "schema.json").read_text())
-    root = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(root)
-
-
-def check_sent(messages: list[Any], version: int) -> int:
-    """Validate every message the client sent against the negotiated version's schema.
-
-    ``initialize`` goes out before there is a version: it must be valid in both.
-    """
-    checked = 0
-    for message in messages:
-        for one in message if isinstance(message, list) else [message]:
-            if "method" in one:
-                kind = "ClientRequest" if "id" in one else "ClientNotification"
-            else:
-                kind = "ClientResponse"
-            versions = (1, 2) if one.get("method") == "initialize" else (version,)
-            for v in versions:
-                _validator(v, kind).validate(one)
-            checked += 1
-    return checked
-
-
-Connect = Callable[..., Any]
-
-
-@pytest.fixture
-def connect() -> Any:
-    """``acp_adapters.connect`` that records what the client sends and checks it when done."""
-
-    @asynccontextmanager
-    async def connect(*args: Any, **kwargs: Any) -> AsyncIterator[Session]:
-        sent: list[Any] = []
-        kwargs.setdefault("pm", acp_adapters.get_plugin_manager(load_entrypoints=False, environ={}))
-
-        def observe(direction: str, message: Any) -> None:
-            if direction == "out":
-                sent.append(message)
-
-        session: Session | None = None
-        try:
-            async with acp_adapters.connect(*args, observe=observe, **kwargs) as session:
-                yield session
-        finally:
-            assert check_sent(sent, session.version if session else 2) == len(
-                [
-                    m
-                    for message in sent
-                    for m in (message if isinstance(message, list) else [message])
-                ]
-            )
-
-    return connect
-
-
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    (folder / "existing.txt").write_text("alpha\nbeta\n")
-    return folder

@@ -63,6 +63,9 @@ CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.
 #: What a v1 agent is told the client can do (v2 has no client fs or terminals).
 V1_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 AUTH_REQUIRED = -32000
+#: How often, at most, the timeline catches up with the messages handled: a message
+#: streamed in many chunks is projected again once per this, not once per chunk.
+CATCH_UP_SECONDS = 0.02
 
 AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
 ElicitCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -140,6 +143,7 @@ class Session:
             on_notification=self._on_notification,
             on_problem=self.problems.append,
             on_message=observe,
+            on_drained=self._drained,
             max_line_bytes=max_line_bytes,
         )
         self.version = 1
@@ -149,6 +153,10 @@ class Session:
         self._terminals: Terminals | None = None
         self._idle = anyio.Event()
         self._closed = anyio.Event()
+        self._finished = anyio.Event()  # both pipes read to their end
+        self._caught_up = time.monotonic()
+        self._catching_up_later = False
+        self._task_group: TaskGroup | None = None
         self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
@@ -177,6 +185,7 @@ class Session:
     # --- running --------------------------------------------------------------------------
 
     async def _run(self, task_group: TaskGroup) -> None:
+        self._task_group = task_group
         self._terminals = Terminals(self.workspace, task_group)
         async with anyio.create_task_group() as inner:
             inner.start_soon(self.process.collect_stderr)
@@ -190,6 +199,7 @@ class Session:
             )
             self._closed.set()
             self._idle.set()
+        self._finished.set()
 
     async def _shutdown(self, grace: float) -> None:
         with anyio.CancelScope(shield=True):
@@ -198,6 +208,10 @@ class Session:
             if self._terminals is not None:
                 await self._terminals.close()
             await self.process.close(grace=grace)
+            # Until both of the agent's pipes are read to their end, their transports stay
+            # open; an event loop closed before that leaves them to be collected unclosed.
+            with anyio.move_on_after(grace):
+                await self._finished.wait()
 
     async def _request(self, method: str, params: Any) -> Any:
         return await self.connection.request(method, params)
@@ -437,9 +451,31 @@ class Session:
 
     # --- the agent's requests -----------------------------------------------------------------
 
+    def _catch_up(self) -> None:
+        """Bring the timeline up to the messages handled (see :meth:`Projector.flush`)."""
+        self._caught_up = time.monotonic()
+        self.projector.flush()
+
+    def _drained(self) -> None:
+        """Every message read is handled: catch up now, or soon if that was just done."""
+        if time.monotonic() - self._caught_up >= CATCH_UP_SECONDS:
+            self._catch_up()
+        elif not self._catching_up_later and self._task_group is not None:
+            self._catching_up_later = True
+            self._task_group.start_soon(self._catch_up_later)
+
+    async def _catch_up_later(self) -> None:
+        try:
+            await anyio.sleep(max(0.0, self._caught_up + CATCH_UP_SECONDS - time.monotonic()))
+            self._catch_up()
+        finally:
+            self._catching_up_later = False
+
     async def _on_notification(self, method: str, params: Any) -> None:
         if method == "session/update":
             self.projector.notification(params, time.time())
+            if time.monotonic() - self._caught_up > CATCH_UP_SECONDS:
+                self._catch_up()  # a flood may never let the inbox drain
             self._observe_disk()
             if self.projector.state.turn_state.state == "idle" and self.version == 2:
                 self._idle.set()

@@ -174,5 +174,6 @@ class Terminals:
                 self._kill(terminal)
             for terminal in self._terminals.values():
                 with anyio.move_on_after(5):
-                    await terminal.process.wait()
+                    # Exited and its output read to the end: its pipes are closed too.
+                    await terminal.exited.wait()
             self._terminals.clear()

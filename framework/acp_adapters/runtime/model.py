@@ -14,11 +14,11 @@ hooks see it through the read-only :class:`SessionView`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from ..diff.limits import DiffLimits
 
@@ -158,19 +158,137 @@ MessageRole = Literal["user", "agent", "thought"]
 
 
 class Message(RuntimeModel):
-    """A user message, an agent message, or an agent thought: its blocks in order."""
+    """A user message, an agent message, or an agent thought: its blocks in order.
+
+    Chunks of plain text that follow each other are one text block. A message
+    grows by a chunk at a time, sometimes by hundreds of thousands: its versions
+    share one append-only store of chunks (:class:`_Chunks`), each version
+    seeing the part of it that had come when it was made, so that a chunk costs
+    the same however long the message already is. ``blocks`` and ``text`` are
+    joined when read, from where the last reading stopped.
+    """
 
     id: str
     role: MessageRole
-    blocks: tuple[Block, ...] = ()
     turn: int = 0
     first_seq: int = 0
     last_seq: int = 0
+    _store: _Chunks = PrivateAttr(default_factory=lambda: _Chunks())
+    _seen: tuple[int, int] = PrivateAttr(default=(0, 0))
+
+    def with_blocks(self, blocks: Iterable[Block], *, append: bool, **changes: Any) -> Message:
+        """A new version with ``blocks`` added after its own (``append``) or instead of them."""
+        # This runs once per chunk: what model_copy does, without its per-attribute checks.
+        private = self.__pydantic_private__ or {}
+        store: _Chunks = private.get("_store") or _Chunks()
+        if not append:
+            store = _Chunks()
+        elif store.shape() != private.get("_seen", (0, 0)):
+            store = _Chunks.of(self.blocks)  # an older version grows apart: copy
+        for block in blocks:
+            store.add(block)
+        new = object.__new__(Message)
+        object.__setattr__(new, "__dict__", {**self.__dict__, **changes})
+        object.__setattr__(
+            new, "__pydantic_fields_set__", {*self.__pydantic_fields_set__, *changes}
+        )
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_private__", {"_store": store, "_seen": store.shape()})
+        return new
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Message):
+            return NotImplemented
+        return self.__dict__ == other.__dict__ and self.blocks == other.blocks
+
+    def __hash__(self) -> int:
+        return hash((self.id, self.role, self.turn, self.first_seq, self.last_seq))
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def blocks(self) -> tuple[Block, ...]:
+        """The blocks, each run of plain-text chunks joined into one text block."""
+        return self._store.blocks(self._seen)
 
     @property
     def text(self) -> str:
         """The text of its text blocks, joined."""
         return "".join(block.text or "" for block in self.blocks)
+
+
+def _plain_text(block: Block) -> bool:
+    return block.type == "text" and set(block.data) <= {"type", "text"}
+
+
+class _TextRun:
+    """Plain-text chunks that followed each other: the text joined so far, and parts since."""
+
+    __slots__ = ("joined", "length", "parts")
+
+    def __init__(self) -> None:
+        self.joined = ""
+        self.parts: list[str] = []
+        self.length = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+        self.length += len(text)
+
+    def text(self, length: int) -> str:
+        """The run's first ``length`` characters (a version sees the run as it was)."""
+        if length > len(self.joined):
+            self.joined += "".join(self.parts)  # the parts are let go: the text alone stays
+            self.parts.clear()
+        return self.joined if length == len(self.joined) else self.joined[:length]
+
+
+class _Chunks:
+    """The blocks of a message as they came: other blocks as they are, text in runs.
+
+    Append-only: only the last entry, when it is a text run, grows. Its shape,
+    ``(entries, characters of the last entry)``, says how much a version of the
+    message saw.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[Block | _TextRun] = []
+
+    @classmethod
+    def of(cls, blocks: Iterable[Block]) -> _Chunks:
+        store = cls()
+        for block in blocks:
+            store.add(block)
+        return store
+
+    def add(self, block: Block) -> None:
+        entries = self._entries
+        if _plain_text(block):
+            if not entries or not isinstance(entries[-1], _TextRun):
+                entries.append(_TextRun())
+            run = entries[-1]
+            assert isinstance(run, _TextRun)
+            run.add(block.text or "")
+        else:
+            entries.append(block)
+
+    def shape(self) -> tuple[int, int]:
+        entries = self._entries
+        last = entries[-1] if entries else None
+        return len(entries), last.length if isinstance(last, _TextRun) else 0
+
+    def blocks(self, shape: tuple[int, int]) -> tuple[Block, ...]:
+        count, last_length = shape
+        blocks = []
+        for index in range(count):
+            entry = self._entries[index]
+            if isinstance(entry, Block):
+                blocks.append(entry)
+                continue
+            text = entry.text(last_length if index == count - 1 else entry.length)
+            blocks.append(Block(type="text", data={"type": "text", "text": text}))
+        return tuple(blocks)
 
 
 class PlanEntry(RuntimeModel):

@@ -159,8 +159,9 @@ class Reducer:
         state = self.state
         key = update.message_id or state.open_message.get(role) or f"{role}-{state.seq}"
         message = state.messages.get(key) or self._new_message(key, role)
-        blocks = _appended(message.blocks, _block(update.content))
-        state.messages[key] = message.model_copy(update={"blocks": blocks, "last_seq": state.seq})
+        state.messages[key] = message.with_blocks(
+            (_block(update.content),), append=True, last_seq=state.seq
+        )
         state.open_message = {role: key}
         return [Change("message", key)]
 
@@ -169,13 +170,10 @@ class Reducer:
         state = self.state
         key = update.message_id
         message = state.messages.get(key) or self._new_message(key, role)
-        changes: dict[str, Any] = {"last_seq": state.seq}
         if "content" in raw and (raw["content"] is None or update.content is not None):
-            blocks: tuple[Block, ...] = ()
-            for block in update.content or ():
-                blocks = _appended(blocks, _block(block))
-            changes["blocks"] = blocks
-        state.messages[key] = message.model_copy(update=changes)
+            blocks = [_block(block) for block in update.content or ()]
+            message = message.with_blocks(blocks, append=False)
+        state.messages[key] = message.model_copy(update={"last_seq": state.seq})
         state.open_message = {role: key}
         return [Change("message", key)]
 
@@ -543,18 +541,6 @@ def _b64(data: str) -> bytes:
 def _block(block: Any) -> Block:
     data = block.to_wire()
     return Block(type=str(data.get("type", "unknown")), data=data)
-
-
-def _appended(blocks: tuple[Block, ...], block: Block) -> tuple[Block, ...]:
-    """Chunks of plain text join the text block before them; anything else is a new block."""
-    if blocks and _plain_text(blocks[-1]) and _plain_text(block):
-        merged = {**blocks[-1].data, "text": (blocks[-1].text or "") + (block.text or "")}
-        return (*blocks[:-1], Block(type="text", data=merged))
-    return (*blocks, block)
-
-
-def _plain_text(block: Block) -> bool:
-    return block.type == "text" and set(block.data) <= {"type", "text"}
 
 
 def _content(item: Any) -> ToolContent:

@@ -67,6 +67,9 @@ class Projector:
         self._prompt_of: dict[str, str] = {}
         #: Called with every item as it is stored (new, or projected again).
         self.listeners: list[Callable[[TimelineItem], None]] = []
+        #: Agent messages and thoughts grown by chunks since their item was last stored:
+        #: message key -> time of the last chunk. See :meth:`flush`.
+        self._stale: dict[str, float] = {}
 
     # --- what the traffic reader reports ------------------------------------------------
 
@@ -156,7 +159,22 @@ class Projector:
         self._now = at
         self._apply(self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after))
 
+    def flush(self) -> None:
+        """Store the items of messages that grew since they were last stored.
+
+        A message item is stored once when its first chunk comes; the chunks after
+        it only mark it stale, and a flush projects it again, once for however many
+        chunks came. Reading the timeline flushes; a live session also flushes as
+        soon as no message waits to be read, so listeners see text as it streams.
+        """
+        now = self._now
+        while self._stale:
+            key, self._now = self._stale.popitem()
+            self._project_message(key)
+        self._now = now
+
     def timeline(self) -> Timeline:
+        self.flush()
         return Timeline(
             sorted(self.items.values(), key=lambda item: item.ordinal),
             provider=self.provider,
@@ -169,6 +187,9 @@ class Projector:
 
     def _apply(self, changes: list[Change]) -> None:
         for change in dict.fromkeys(changes):
+            if change.kind == "message" and self._grows(change.key):
+                self._stale[change.key] = self._now
+                continue
             project = getattr(self, f"_project_{change.kind}", None)
             if project is not None:
                 project(change.key)
@@ -183,6 +204,11 @@ class Projector:
                 "project_tool_call gave no item", hook="project_tool_call", plugin=None
             )
         self._put(f"tool:{key}", item, turn=call.turn, tool_call_id=key)
+
+    def _grows(self, key: str) -> bool:
+        """Whether a change is to an agent message or thought already in the timeline."""
+        message = self.state.messages.get(key)
+        return message is not None and message.role != "user" and f"message:{key}" in self.items
 
     def _project_message(self, key: str) -> None:
         message = self.state.messages[key]

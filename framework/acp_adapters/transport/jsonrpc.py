@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import count
@@ -46,6 +45,8 @@ REQUEST_CANCELLED = -32800
 
 CANCEL_METHOD = "$/cancel_request"
 DEFAULT_MAX_LINE_BYTES = 50 * 1024 * 1024
+#: How many messages read ahead of the dispatcher may wait for it.
+INBOX_MESSAGES = 256
 
 
 class RpcError(AcpAdaptersError):
@@ -118,6 +119,7 @@ class Connection:
         on_notification: NotificationHandler,
         on_problem: ProblemHandler | None = None,
         on_message: Callable[[str, Any], None] | None = None,
+        on_drained: Callable[[], None] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self._receive = receive
@@ -127,13 +129,16 @@ class Connection:
         self._on_problem = on_problem or (lambda problem: None)
         #: Sees every message as it goes out ("out") or comes in ("in"): for recording.
         self._on_message = on_message or (lambda direction, message: None)
+        #: Called when every message read so far has been handled: a moment to catch up.
+        self._on_drained = on_drained or (lambda: None)
         self.max_line_bytes = max_line_bytes
         self._ids = count(1)
         self._pending: dict[tuple[str, Any], _Pending] = {}
         self._handling: dict[tuple[str, Any], anyio.CancelScope] = {}
         self._write_lock = anyio.Lock()
-        # Every message read, in arrival order, for the dispatcher.
-        self._inbox_out, self._inbox_in = anyio.create_memory_object_stream[Any](math.inf)
+        # Every message read, in arrival order, for the dispatcher. Bounded: when the
+        # dispatcher falls behind a flood, reading waits, and the agent's pipe fills.
+        self._inbox_out, self._inbox_in = anyio.create_memory_object_stream[Any](INBOX_MESSAGES)
         self._task_group: TaskGroup | None = None
         self._closed: ConnectionClosed | None = None
 
@@ -146,7 +151,12 @@ class Connection:
         task_group.start_soon(self._dispatch, done)
         try:
             async for line in self._lines():
-                self._read_line(line)
+                message = self._parse_line(line)
+                if message is not None:
+                    try:
+                        self._inbox_out.send_nowait(message)
+                    except anyio.WouldBlock:
+                        await self._inbox_out.send(message)  # the dispatcher is behind: wait
         finally:
             self._inbox_out.close()
         await done.wait()
@@ -196,27 +206,40 @@ class Connection:
         log.warning("acp connection: %s: %s", kind, problem.detail)
         self._on_problem(problem)
 
-    def _read_line(self, line: bytes) -> None:
-        text = line.decode("utf-8", errors="replace").strip()
-        if not text:
-            return
+    def _parse_line(self, line: bytes) -> Any:
+        """The message of one line; None for a blank line or one that is not JSON."""
         try:
-            message = json.loads(text)
+            message = json.loads(line)  # the common case: UTF-8 JSON, read as it is
         except ValueError:
-            self._problem("not_json", text[:200])
-            return
+            text = line.decode("utf-8", errors="replace").strip()
+            if not text:
+                return None
+            try:
+                message = json.loads(text)
+            except ValueError:
+                self._problem("not_json", text[:200])
+                return None
         self._on_message("in", message)
-        self._inbox_out.send_nowait(message)
+        return message
 
     async def _dispatch(self, done: anyio.Event) -> None:
         """Take the messages in arrival order; notifications are awaited one by one."""
         try:
             async with self._inbox_in:
-                async for message in self._inbox_in:
-                    if isinstance(message, list):
-                        await self._handle_batch(message)
-                    else:
-                        await self._handle_message(message, batch=None)
+                async for first in self._inbox_in:
+                    # Handle what is already read without going back to the event loop
+                    # for each message; notifications are handled one by one, in order.
+                    message = first
+                    while True:
+                        if isinstance(message, list):
+                            await self._handle_batch(message)
+                        else:
+                            await self._handle_message(message, batch=None)
+                        try:
+                            message = self._inbox_in.receive_nowait()
+                        except anyio.WouldBlock:
+                            break
+                    self._on_drained()
         finally:
             done.set()
 
