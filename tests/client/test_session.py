@@ -175,13 +175,26 @@ async def test_a_hang_ends_with_the_applications_timeout_and_a_clean_close(
         os.kill(process.pid, 0)
 
 
-async def test_a_flood_of_updates(connect: Any, workspace: Path) -> None:
-    async with connect(command=fake_agent("flood", "20000"), cwd=workspace) as session:
+async def test_a_line_of_100_mib_is_dropped_at_the_default_limit(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(
+        command=fake_agent("faults", str(100 * 1024 * 1024)), cwd=workspace
+    ) as session:
+        turn = await session.prompt("go")
+        assert turn.items[-1].text == "still here"  # type: ignore[union-attr]
+        (too_long,) = [p for p in session.problems if p.kind == "line_too_long"]
+        assert "52428800" in too_long.detail  # the limit it went over
+
+
+async def test_a_flood_of_100_000_updates(connect: Any, workspace: Path) -> None:
+    async with connect(command=fake_agent("flood", "100000"), cwd=workspace) as session:
         turn = await session.prompt("go")
     (message,) = [i for i in turn.items if i.kind == "assistant_message"]
     text = message.text  # type: ignore[union-attr]
     assert text.startswith("0 1 2 ")
-    assert text.endswith("19999 ")
+    assert text.endswith(" 99998 99999 ")
+    assert len(text.split()) == 100_000
 
 
 async def test_cancel_answers_open_permission_requests_cancelled(
