@@ -6,11 +6,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from acp_adapters import FileChangeItem, PermissionDecision, PermissionQuery
+from acp_adapters import FileChangeItem
 from diff_helpers import apply_patch
+from session_helpers import ask_forever, prompt_cancelled_when_asked
 
 pytestmark = pytest.mark.anyio
 
@@ -58,24 +58,9 @@ async def test_read_only_denies_the_sdk_agents_edit(connect: Any, workspace: Pat
 async def test_cancel_reaches_the_sdk_agent_through_its_permission_request(
     connect: Any, workspace: Path
 ) -> None:
-    waiting = anyio.Event()
-
-    async def ask(query: PermissionQuery) -> PermissionDecision:
-        waiting.set()
-        await anyio.sleep_forever()
-        raise AssertionError
-
+    asked, ask = ask_forever()
     async with connect(command=SDK_AGENT, cwd=workspace, ask=ask) as session:
-        result: list[Any] = []
-        async with anyio.create_task_group() as tg:
-
-            async def run() -> None:
-                result.append(await session.prompt("wait"))
-
-            tg.start_soon(run)
-            await waiting.wait()
-            await session.cancel()
-        (turn,) = result
+        turn = await prompt_cancelled_when_asked(session, "wait", asked)
         assert turn.stop_reason == "cancelled"
         (approval,) = [i for i in turn.items if i.kind == "approval_request"]
         assert approval.status == "cancelled"

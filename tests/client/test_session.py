@@ -9,13 +9,14 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_adapters import FileChangeItem, PermissionDecision, PermissionQuery
+from acp_adapters import FileChangeItem, PermissionQuery
 from acp_adapters.client import (
     AgentNotFoundError,
     AuthenticationRequiredError,
     ProtocolVersionError,
 )
 from acp_adapters.transport import ConnectionClosed
+from session_helpers import ask_forever, prompt_cancelled_when_asked
 
 from .conftest import fake_agent
 
@@ -200,24 +201,9 @@ async def test_a_flood_of_100_000_updates(connect: Any, workspace: Path) -> None
 async def test_cancel_answers_open_permission_requests_cancelled(
     connect: Any, workspace: Path
 ) -> None:
-    waiting = anyio.Event()
-
-    async def ask(query: PermissionQuery) -> PermissionDecision:
-        waiting.set()
-        await anyio.sleep_forever()
-        raise AssertionError
-
+    asked, ask = ask_forever()
     async with connect(command=fake_agent("cancel"), cwd=workspace, ask=ask) as session:
-        result: list[Any] = []
-        async with anyio.create_task_group() as tg:
-
-            async def run() -> None:
-                result.append(await session.prompt("long"))
-
-            tg.start_soon(run)
-            await waiting.wait()
-            await session.cancel()
-        turn = result[0]
+        turn = await prompt_cancelled_when_asked(session, "long", asked)
     assert turn.stop_reason == "cancelled"
     assert turn.items[-1].text == "permission answer: cancelled"  # type: ignore[union-attr]
     (approval,) = [i for i in turn.items if i.kind == "approval_request"]
