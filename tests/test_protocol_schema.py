@@ -31,12 +31,16 @@ def _ref(node: dict[str, Any]) -> str | None:
     return None
 
 
-def _nullable(node: dict[str, Any]) -> bool:
+def _nullable(node: dict[str, Any], defs: dict[str, Any] | None = None) -> bool:
+    """Whether JSON null is a value of ``node`` (through the definition it names, with ``defs``)."""
     kind = node.get("type")
     if isinstance(kind, list) and "null" in kind:
         return True
     alternatives = node.get("anyOf") or node.get("oneOf") or []
-    return any(alt.get("type") == "null" for alt in alternatives)
+    if any(alt.get("type") == "null" for alt in alternatives):
+        return True
+    ref = _ref(node)
+    return defs is not None and ref is not None and _nullable(defs[ref], defs)
 
 
 def _allows_none(annotation: Any) -> bool:
@@ -99,7 +103,8 @@ def test_model_fields_match_the_schema(
         assert (SkipInvalidItems in marks) == bool(prop.get("x-deserialize-skip-invalid-items")), (
             where
         )
-        assert _allows_none(field.annotation) == (_nullable(prop) or not _typed(prop)), where
+        nullable = _nullable(prop, _defs(version))
+        assert _allows_none(field.annotation) == (nullable or not _typed(prop)), where
         ref = _ref(prop) or _ref(prop.get("items", {}))
         if ref is not None:
             target = _parts(getattr(MODULES[version], ref)) - {type(None)}

@@ -4,10 +4,15 @@
     python tools/generate_protocol.py --check    # fails when they are out of date
 
 Each definition reachable from ``ROOTS`` becomes Python: string aliases stay
-aliases, enums become ``Literal`` types (open in v2: any other string is kept),
-objects become frozen pydantic models with camelCase aliases, and tagged unions
-become discriminated unions of subclasses that carry the tag (open in v2: an
-unknown tag lands in a catch-all model that keeps the whole object).
+aliases, enums become ``Literal`` types (open where the schema lists a catch-all:
+any other string is kept), objects become frozen pydantic models with camelCase
+aliases, and tagged unions become discriminated unions of subclasses that carry
+the tag. Where the schema says so, an unknown tag lands in a catch-all model that
+keeps the whole object (v2's unions, both versions' elicitation), and a message
+without the tag in the alternative that has none (v1's stdio MCP server, a
+config value id). An object whose alternatives are other objects told apart by
+their fields (an elicitation's session or request scope) becomes a plain union
+of one model per alternative, each with the object's own fields.
 
 The schema's ``x-deserialize-default-on-error`` and
 ``x-deserialize-skip-invalid-items`` become the ``DefaultOnError`` and
@@ -46,6 +51,8 @@ ROOTS = (
     "WaitForTerminalExitRequest",
     "KillTerminalRequest",
     "ReleaseTerminalRequest",
+    "CreateElicitationRequest",
+    "CompleteElicitationNotification",
     # and its answers to the client's requests
     "InitializeResponse",
     "AuthenticateResponse",
@@ -75,8 +82,7 @@ ROOTS = (
     "CancelNotification",
     "CancelSessionNotification",
     "SetSessionModeRequest",
-    # SetSessionConfigOptionRequest: its value is an untagged union of shapes; the client
-    # builds it per version (client/requests.py) and the tests check it against the schema.
+    "SetSessionConfigOptionRequest",
     "RequestPermissionResponse",
     "ReadTextFileResponse",
     "WriteTextFileResponse",
@@ -85,19 +91,14 @@ ROOTS = (
     "WaitForTerminalExitResponse",
     "KillTerminalResponse",
     "ReleaseTerminalResponse",
+    "CreateElicitationResponse",
 )
-# Elicitation (untagged unions of scopes inside tagged modes) is handled as plain JSON by the
-# client, which only hands it to the application: its messages are checked against the schema
-# by the tests instead.
 
 #: Defaults of enum-typed fields that are optional but not nullable. The schema
 #: leaves them implicit (they are the Rust types' ``Default``).
 ENUM_DEFAULTS = {"ToolKind": "other", "ToolCallStatus": "pending"}
 
-VERSIONS = {
-    "v1": ("1.21.0", False),
-    "v2": ("2.0.0-alpha.3", True),
-}
+VERSIONS = {"v1": "1.21.0", "v2": "2.0.0-alpha.3"}
 
 
 def snake(name: str) -> str:
@@ -135,14 +136,18 @@ class Field:
 @dataclass
 class Generator:
     defs: dict[str, Any]
-    open_unions: bool
     out: list[str] = field(default_factory=list)
     done: set[str] = field(default_factory=set)
     busy: set[str] = field(default_factory=set)
     #: Model classes emitted so far.
     classes: set[str] = field(default_factory=set)
-    #: Tagged unions emitted so far: name -> (tag alias, [(tag value, member class)], catch-all).
-    unions: dict[str, tuple[str, list[tuple[str, str]], str | None]] = field(default_factory=dict)
+    #: Tagged unions emitted so far: name -> (tag alias, [(tag value, member class)],
+    #: catch-all, the member for messages without the tag).
+    unions: dict[str, tuple[str, list[tuple[str, str]], str | None, str | None]] = field(
+        default_factory=dict
+    )
+    #: Untagged unions of objects emitted so far: name -> [(suffix, member class)].
+    untagged: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
     # --- types --------------------------------------------------------------------------
 
@@ -213,7 +218,11 @@ class Generator:
         node = self.defs[name]
         doc = self.doc(node)
         if "properties" in node and any(k in node for k in ("oneOf", "anyOf")):
-            self.tagged_union(name, node, node.get("oneOf") or node.get("anyOf"), doc)
+            alternatives = node.get("oneOf") or node.get("anyOf")
+            if self.union_tag(alternatives) is None:
+                self.untagged_union(name, node, alternatives, doc)
+            else:
+                self.tagged_union(name, node, alternatives, doc)
         elif any(k in node for k in ("oneOf", "anyOf")):
             alternatives = node.get("oneOf") or node.get("anyOf")
             if all(self.is_enum_value(a) for a in alternatives):
@@ -254,12 +263,16 @@ class Generator:
 
     @staticmethod
     def union_tag(alternatives: list[dict[str, Any]]) -> str | None:
-        """The property every alternative fixes with a ``const``, if there is one."""
+        """The property the tagged alternatives fix with a ``const``, if there is one.
+
+        A catch-all (titled ``other``) names the tag without fixing it; an alternative
+        that does not name it at all is the one for messages without the tag.
+        """
         tags = None
         for alt in alternatives:
-            if alt.get("title") == "other" or alt.get("title") == "unknown":
-                continue
             consts = {k for k, v in alt.get("properties", {}).items() if "const" in v}
+            if alt.get("title") in ("other", "unknown") or not consts:
+                continue
             tags = consts if tags is None else tags & consts
         return next(iter(sorted(tags))) if tags else None
 
@@ -273,68 +286,117 @@ class Generator:
         common = self.fields(node) if "properties" in node else []
         members: list[tuple[str, str]] = []
         other: str | None = None
+        absent: str | None = None
         for alt in alternatives:
-            if alt.get("title") in ("other", "unknown") and "const" not in str(
-                alt.get("properties")
-            ):
-                if not self.open_unions:
-                    raise ValueError(f"{name}: a catch-all in a closed schema")
-                other = f"{name}Other"
-                own = [f for f in self.fields(alt) if f.alias != tag]
-                fields = [*common, *own, Field(tag_field, tag, "str", None, False, False)]
-                self.emit_model(
-                    other,
-                    "WireModel",
-                    fields,
-                    f'"""{name} of a kind not known here, kept whole."""',
-                )
-                continue
-            value = alt["properties"][tag]["const"]
-            base = ref_name(alt)
-            parent = self.define(base) if base else "WireModel"
             own = [f for f in self.fields(alt) if f.alias != tag]
-            literal = Field(tag_field, tag, f"Literal[{value!r}]", None, False, False)
-            fields = [*common, *own, literal]
-            variant = f"{name}{pascal(value)}"
-            if variant in self.defs:
-                # AuthMethod + terminal: the name AuthMethodTerminal is the schema's own.
-                variant = f"{pascal(value)}{name}"
-            if parent in self.unions:
-                # The variant's body is itself a tagged union (v2's state_update):
-                # each of its members gains this union's tag.
-                self.nested_union(variant, parent, fields)
-            else:
-                self.emit_model(variant, parent, fields, f'"""{name} ``{tag}: {value}``."""')
-            members.append((value, variant))
-        self.emit_union(name, tag, members, other, doc)
+            fixed = alt.get("properties", {}).get(tag, {})
+            if "const" in fixed:
+                value = fixed["const"]
+                literal = Field(tag_field, tag, f"Literal[{value!r}]", None, False, False)
+                variant = f"{name}{pascal(value)}"
+                if variant in self.defs:
+                    # AuthMethod + terminal: the name AuthMethodTerminal is the schema's own.
+                    variant = f"{pascal(value)}{name}"
+                self.variant(variant, alt, [*common, *own, literal], f"{name} ``{tag}: {value}``.")
+                members.append((value, variant))
+            elif tag in alt.get("properties", {}):  # the catch-all: the tag, not fixed
+                other = f"{name}Other"
+                fields = [*common, *own, Field(tag_field, tag, "str", None, False, False)]
+                self.variant(other, alt, fields, f"{name} of a kind not known here, kept whole.")
+            elif (base := ref_name(alt)) is not None and not own and not common:
+                # No tag at all, a definition as it is: the default (v1's stdio MCP server).
+                absent = self.define(base)
+            else:  # no tag at all: the default (v1's config value ids, titled items)
+                absent = f"{name}{pascal(alt.get('title') or 'default')}"
+                if absent in self.defs:
+                    absent = f"{pascal(alt.get('title') or 'default')}{name}"
+                fields = [*common, *own, Field(tag_field, tag, "str | None", "None", False, False)]
+                self.variant(absent, alt, fields, f"{name} without ``{tag}``.")
+        self.emit_union(name, tag, members, other, absent, doc)
+
+    def variant(self, name: str, alt: dict[str, Any], fields: list[Field], doc: str) -> None:
+        """One alternative of a union as a model (or, when it is a union itself, as one)."""
+        base = ref_name(alt)
+        parent = self.define(base) if base else "WireModel"
+        if parent in self.unions:
+            # The variant's body is itself a tagged union (v2's state_update):
+            # each of its members gains this union's fields.
+            self.nested_union(name, parent, fields)
+        elif parent in self.untagged:
+            self.nested_untagged(name, self.untagged[parent], fields)
+        elif "anyOf" in alt:  # its own alternatives: the scopes of an elicitation
+            scopes = [
+                (pascal(scope.get("title", "")), self.define(str(ref_name(scope))))
+                for scope in alt["anyOf"]
+            ]
+            self.nested_untagged(name, scopes, fields)
+        else:
+            self.emit_model(name, parent, fields, f'"""{doc}"""')
 
     def emit_union(
-        self, name: str, tag: str, members: list[tuple[str, str]], other: str | None, doc: str
+        self,
+        name: str,
+        tag: str,
+        members: list[tuple[str, str]],
+        other: str | None,
+        absent: str | None,
+        doc: str,
     ) -> None:
-        self.unions[name] = (tag, members, other)
+        self.unions[name] = (tag, members, other, absent)
         known = [value for value, _ in members]
         tagged = [f"Annotated[{cls}, Tag({value!r})]" for value, cls in members]
         if other is not None:
             tagged.append(f'Annotated[{other}, Tag("__other__")]')
+        if absent is not None:
+            tagged.append(f'Annotated[{absent}, Tag("__absent__")]')
+        # Without a catch-all, the default alternative takes unknown tags too.
+        unknown = "__other__" if other else "__absent__" if absent else None
         discriminator = (
             f"Discriminator(tag_of({tag!r}, {snake(tag)!r}, frozenset({known!r}), "
-            f"{'__other__' if other else None!r}))"
+            f"{unknown!r}, {'__absent__' if absent else None!r}))"
         )
         body = "\n    | ".join(tagged)
         self.out.append(f"{name} = Annotated[\n    {body},\n    {discriminator},\n]\n{doc}\n")
 
     def nested_union(self, name: str, inner: str, fields: list[Field]) -> None:
-        tag, members, other = self.unions[inner]
+        tag, members, other, absent = self.unions[inner]
         nested = []
         for value, cls in members:
             variant = f"{name}{pascal(value)}"
             self.emit_model(variant, cls, fields, f'"""{cls} as a {name}."""')
             nested.append((value, variant))
-        nested_other = None
+        nested_other = nested_absent = None
         if other is not None:
             nested_other = f"{name}Other"
             self.emit_model(nested_other, other, fields, f'"""{other} as a {name}."""')
-        self.emit_union(name, tag, nested, nested_other, "")
+        if absent is not None:
+            nested_absent = f"{name}Default"
+            self.emit_model(nested_absent, absent, fields, f'"""{absent} as a {name}."""')
+        self.emit_union(name, tag, nested, nested_other, nested_absent, "")
+
+    def untagged_union(
+        self, name: str, node: dict[str, Any], alternatives: list[dict[str, Any]], doc: str
+    ) -> None:
+        """An object whose alternatives are other definitions told apart by their fields."""
+        scopes = []
+        for alt in alternatives:
+            base = ref_name(alt)
+            if base is None:
+                raise ValueError(f"{name}: an untagged alternative that is not a definition")
+            scopes.append((pascal(alt.get("title") or base), self.define(base)))
+        self.nested_untagged(name, scopes, self.fields(node), doc)
+
+    def nested_untagged(
+        self, name: str, scopes: list[tuple[str, str]], fields: list[Field], doc: str = ""
+    ) -> None:
+        """``name``: a union of each of ``scopes`` (suffix, class) with ``fields`` added."""
+        members = []
+        for suffix, cls in scopes:
+            member = f"{name}{suffix}"
+            self.emit_model(member, cls, fields, f'"""{name}, {suffix.lower()} kind."""')
+            members.append((suffix, member))
+        self.untagged[name] = members
+        self.out.append(f"{name} = {' | '.join(m for _, m in members)}\n{doc}\n")
 
     def model(self, name: str, node: dict[str, Any], doc: str) -> None:
         if node.get("additionalProperties") is False:
@@ -411,9 +473,9 @@ class Generator:
 
 
 def generate(version: str) -> str:
-    schema_version, open_unions = VERSIONS[version]
+    schema_version = VERSIONS[version]
     schema = json.loads((REPO / "spec" / "acp" / version / "schema.json").read_text())
-    gen = Generator(schema["$defs"], open_unions)
+    gen = Generator(schema["$defs"])
     roots = [root for root in ROOTS if root in gen.defs]
     for root in roots:
         gen.define(root)

@@ -172,6 +172,8 @@ def turn(prompt_id: Any, prompt: list[dict[str, Any]]) -> None:
         return cancel_turn(prompt_id)
     if SCENARIO == "requests":
         return requests_turn(prompt_id)
+    if SCENARIO in ("elicit", "v2-elicit"):
+        return elicit_turn(prompt_id)
     raise SystemExit(f"unknown scenario {SCENARIO}")
 
 
@@ -417,6 +419,37 @@ def requests_turn(prompt_id: Any) -> None:
         if message.get("id") == 900:
             break
     text(f"cancelled request answered with {message.get('error', {}).get('code')}")
+    end_turn(prompt_id)
+
+
+def elicit_turn(prompt_id: Any) -> None:
+    """Elicitations, good and bad, and requests whose params the schema's rules repair or refuse."""
+
+    def say(words: str) -> None:
+        text(words, "m-1" if V2 else None)
+
+    form = {
+        "mode": "form",
+        "message": "Which color?",
+        "requestedSchema": {"type": "object", "properties": {"color": {"type": "string"}}},
+        "toolCallId": {"not": "an id"},  # invalid: the schema says this one is dropped
+    }
+    answer = request("elicitation/create", form)
+    say(f"form: {json.dumps(answer.get('result', answer.get('error')), sort_keys=True)}\n")
+    url = {"mode": "url", "message": "Sign in", "elicitationId": "e-1", "url": "https://x.test"}
+    answer = request("elicitation/create", {**url, "sessionId": None, "requestId": 7})
+    say(f"url: {json.dumps(answer.get('result', answer.get('error')), sort_keys=True)}\n")
+    answer = request("elicitation/create", {"mode": "form", "requestedSchema": {}})
+    say(f"no message: {answer.get('error', {}).get('code')}\n")
+    send({"method": "elicitation/complete", "params": {"elicitationId": "e-1"}})
+    if not V2:
+        answer = request("fs/read_text_file", {"path": f"{ARG}/existing.txt", "line": "two"})
+        say(f"bad line: {json.dumps(answer.get('result', answer.get('error')))}\n")
+        answer = request("fs/read_text_file", {"line": 1})
+        say(f"no path: {answer.get('error', {}).get('code')}\n")
+    answer = request("fs/read_text_file", {"path": f"{ARG}/existing.txt"}) if V2 else {}
+    if V2:
+        say(f"fs in v2: {answer.get('error', {}).get('code')}\n")
     end_turn(prompt_id)
 
 

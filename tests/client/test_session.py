@@ -307,3 +307,53 @@ async def test_a_v2_edit_gets_its_patch_from_the_disk_around_it(
     (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
     assert change.patch_source == "disk"
     assert "-beta\n+BETA changed\n" in (change.diff_str or "")
+
+
+@pytest.mark.parametrize("scenario", ["elicit", "v2-elicit"])
+async def test_elicitation_is_declined_unless_the_application_answers(
+    connect: Any, workspace: Path, scenario: str
+) -> None:
+    async with connect(command=fake_agent(scenario, str(workspace)), cwd=workspace) as session:
+        turn = await session.prompt("go")
+        assert not [p for p in session.problems if p.kind == "invalid_notification"]
+    said = turn.items[-1].text  # type: ignore[union-attr]
+    assert 'form: {"action": "decline"}' in said
+    assert 'url: {"action": "decline"}' in said
+    assert "no message: -32602" in said  # invalid params: a typed error, not a crash
+
+
+async def test_the_application_answers_elicitations(connect: Any, workspace: Path) -> None:
+    asked: list[dict[str, Any]] = []
+
+    async def elicit(params: dict[str, Any]) -> dict[str, Any] | None:
+        asked.append(params)
+        if params["mode"] == "form":
+            return {"action": "accept", "content": {"color": "teal"}}
+        return {"content": {"color": "teal"}}  # no action: not an answer, so declined
+
+    async with connect(
+        command=fake_agent("elicit", str(workspace)), cwd=workspace, elicit=elicit
+    ) as session:
+        turn = await session.prompt("go")
+        assert [p.kind for p in session.problems] == ["invalid_answer"]
+    said = turn.items[-1].text  # type: ignore[union-attr]
+    assert 'form: {"action": "accept", "content": {"color": "teal"}}' in said
+    assert 'url: {"action": "decline"}' in said
+    form, url = asked
+    assert form["message"] == "Which color?"
+    assert form["sessionId"] == "fake-session"
+    assert form.get("toolCallId") is None  # the schema's rule dropped the invalid id
+    assert url["requestId"] == 7  # the request scope
+
+
+async def test_the_schemas_rules_repair_or_refuse_the_agents_requests(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(command=fake_agent("elicit", str(workspace)), cwd=workspace) as session:
+        turn = await session.prompt("go")
+    said = turn.items[-1].text  # type: ignore[union-attr]
+    assert 'bad line: {"content": "alpha\\nbeta\\n"}' in said  # line dropped: the whole file
+    assert "no path: -32602" in said
+    async with connect(command=fake_agent("v2-elicit", str(workspace)), cwd=workspace) as session:
+        turn = await session.prompt("go")
+    assert "fs in v2: -32601" in turn.items[-1].text  # type: ignore[union-attr]

@@ -33,6 +33,7 @@ from typing import Any
 import anyio
 import pluggy
 from anyio.abc import TaskGroup
+from pydantic import ValidationError
 
 from ..errors import AcpAdaptersError
 
@@ -41,6 +42,7 @@ if sys.version_info < (3, 11):
 from ..hooks import Hooks
 from ..permissions import PermissionDecision, PermissionQuery, Policy, PolicyName
 from ..plugins import get_plugin_manager
+from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
 from ..providers import Provider, ProviderRegistry
 from ..runtime import DiffV1, DiffV2
 from ..timeline.capture import agent_name, negotiated_version
@@ -55,7 +57,7 @@ from ..transport import (
     Problem,
     RpcError,
 )
-from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES
+from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES, INVALID_PARAMS
 from .terminals import Terminals
 from .workspace import MissingFileRead, Workspace
 
@@ -479,7 +481,12 @@ class Session:
             self._observe_disk()
             if self.projector.state.turn_state.state == "idle" and self.version == 2:
                 self._idle.set()
-        elif method.startswith("_") or method == "elicitation/complete":
+        elif method == "elicitation/complete":
+            try:  # a URL elicitation is done: nothing to do but check it
+                parse_agent_request(method, params, 2 if self.version == 2 else 1)
+            except ValidationError as error:
+                self.problems.append(Problem("invalid_notification", _first_error(error)))
+        elif method.startswith("_"):
             self.problems.append(Problem("ignored_notification", method))
         else:
             self.problems.append(Problem("unknown_notification", method))
@@ -517,28 +524,35 @@ class Session:
                     )
 
     async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
+        version: Version = 2 if self.version == 2 else 1
+        if method not in agent_methods(version) or method == "elicitation/complete":
+            raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
         if method == "session/request_permission":
+            # The reducer reads it (and answers an unreadable one "cancelled").
             return await self._permission(str(request_id), params)
+        try:
+            request = parse_agent_request(method, params, version)
+        except ValidationError as error:
+            raise RpcError(INVALID_PARAMS, f"invalid params: {_first_error(error)}") from None
+        # What the schema's rules kept: fields they dropped are gone, defaults are filled.
+        wire = request.to_wire()
         if method == "elicitation/create":
-            return await self._elicitation(params)
-        if self.version == 1:
-            if method == "fs/read_text_file":
-                return self._read(params)
-            if method == "fs/write_text_file":
-                return self._write(params)
-            if method.startswith("terminal/") and self._terminals is not None:
-                handler = {
-                    "terminal/create": self._terminals.create,
-                    "terminal/output": self._terminals.output,
-                    "terminal/wait_for_exit": self._terminals.wait_for_exit,
-                    "terminal/kill": self._terminals.kill,
-                    "terminal/release": self._terminals.release,
-                }.get(method)
-                if handler is not None:
-                    if self.policy.name == "read-only":
-                        raise RpcError(-32000, "the session's policy is read-only: no terminals")
-                    return await handler(params)
-        raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+            return await self._elicitation(wire, version)
+        if method == "fs/read_text_file":
+            return self._read(wire)
+        if method == "fs/write_text_file":
+            return self._write(wire)
+        assert self._terminals is not None
+        if self.policy.name == "read-only":
+            raise RpcError(-32000, "the session's policy is read-only: no terminals")
+        handler = {
+            "terminal/create": self._terminals.create,
+            "terminal/output": self._terminals.output,
+            "terminal/wait_for_exit": self._terminals.wait_for_exit,
+            "terminal/kill": self._terminals.kill,
+            "terminal/release": self._terminals.release,
+        }[method]
+        return await handler(wire)
 
     async def _permission(self, request_id: str, params: Any) -> dict[str, Any]:
         projector = self.projector
@@ -579,12 +593,20 @@ class Session:
             )
         return cancelled
 
-    async def _elicitation(self, params: Any) -> dict[str, Any]:
-        if self._elicit is not None and isinstance(params, dict):
-            answer = await self._elicit(params)
-            if answer is not None:
-                return answer
-        return {"action": {"action": "decline"}}
+    async def _elicitation(self, params: dict[str, Any], version: Version) -> dict[str, Any]:
+        """The application answers (``elicit``); without it, or without an answer: decline."""
+        declined = {"action": "decline"}
+        if self._elicit is None:
+            return declined
+        answer = await self._elicit(params)
+        if answer is None:
+            return declined
+        try:
+            checked: dict[str, Any] = parse_elicitation_answer(answer, version).to_wire()
+        except ValidationError as error:
+            self.problems.append(Problem("invalid_answer", f"elicit: {_first_error(error)}"))
+            return declined
+        return checked
 
     def _read(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -617,6 +639,13 @@ class Session:
 
 #: Files larger than this are not read around edits.
 DISK_READ_LIMIT = 8 * 1024 * 1024
+
+
+def _first_error(error: ValidationError) -> str:
+    """The first thing a validation found wrong, in a line."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    return f"{where}: {first['msg']}"[:300]
 
 
 def _read_disk(path: str) -> str | None:

@@ -26,16 +26,19 @@ class WireModel(BaseModel):
 
 
 def tag_of(
-    alias: str, field: str, known: frozenset[str], other: str | None
+    alias: str, field: str, known: frozenset[str], other: str | None, absent: str | None = None
 ) -> Callable[[Any], Any]:
-    """A discriminator for a tagged union: the tag, or ``other`` for an unknown tag.
+    """A discriminator for a tagged union: the tag, ``other`` for an unknown tag.
 
     Closed unions (``other`` None) leave an unknown tag unmatched, which fails
-    validation; open ones send it to their catch-all model.
+    validation; open ones send it to their catch-all model. A union with a member
+    for messages without the tag (``absent``) sends them there.
     """
 
     def discriminate(value: Any) -> Any:
         tag = value.get(alias) if isinstance(value, dict) else getattr(value, field, None)
+        if tag is None:
+            return absent
         if not isinstance(tag, str):
             return None
         if tag in known:

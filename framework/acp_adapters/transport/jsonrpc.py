@@ -21,6 +21,7 @@ with error -32800.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -237,8 +238,8 @@ class Connection:
                             await self._handle_message(message, batch=None)
                         try:
                             message = self._inbox_in.receive_nowait()
-                        except anyio.WouldBlock:
-                            break
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break  # nothing more for now; or the output ended
                     self._on_drained()
         finally:
             done.set()
@@ -354,8 +355,13 @@ class Connection:
             try:
                 await pending.event.wait()
             except anyio.get_cancelled_exc_class():
-                # The caller gave up (a timeout, a cancelled turn): tell the agent.
-                with anyio.CancelScope(shield=True), anyio.move_on_after(1):
+                # The caller gave up (a timeout, a cancelled turn): tell the agent, if it
+                # is still there to hear it.
+                with (
+                    anyio.CancelScope(shield=True),
+                    anyio.move_on_after(1),
+                    contextlib.suppress(ConnectionClosed),
+                ):
                     await self.notify(CANCEL_METHOD, {"requestId": request_id})
                 raise
         finally:
