@@ -58,6 +58,7 @@ from ..transport import (
     RpcError,
 )
 from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES, INVALID_PARAMS
+from .recorder import CaptureRecorder
 from .terminals import Terminals
 from .workspace import MissingFileRead, Workspace
 
@@ -125,6 +126,7 @@ class Session:
         fixed_provider: bool,
         agent_env: Mapping[str, str],
         observe: Callable[[str, Any], None] | None = None,
+        disk_patches: bool = True,
     ) -> None:
         #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
         self.problems: list[Problem] = []
@@ -161,6 +163,7 @@ class Session:
         self._task_group: TaskGroup | None = None
         self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
+        self._disk_patches = disk_patches
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
         self._disk_seen: dict[str, dict[str, set[str]]] = {}
 
@@ -478,7 +481,8 @@ class Session:
             self.projector.notification(params, time.time())
             if time.monotonic() - self._caught_up > CATCH_UP_SECONDS:
                 self._catch_up()  # a flood may never let the inbox drain
-            self._observe_disk()
+            if self._disk_patches:
+                self._observe_disk()
             if self.projector.state.turn_state.state == "idle" and self.version == 2:
                 self._idle.set()
         elif method == "elicitation/complete":
@@ -677,6 +681,8 @@ async def connect(
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     close_grace: float = 2.0,
     observe: Callable[[str, Any], None] | None = None,
+    record: str | os.PathLike[str] | None = None,
+    disk_patches: bool = True,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -697,7 +703,12 @@ async def connect(
         some agents need to create a file).
     :param new_session: start a session right away (else call ``load_session`` or
         ``resume_session``).
-    :param observe: called with ``("out" | "in", message)`` for every message, as it goes.
+    :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
+        and with ``("raw", text)`` for each line the agent printed that was not JSON.
+    :param record: a capture file to write the session's traffic to, as it goes (the
+        workspace written ``<workspace>``, the home folder ``<home>``).
+    :param disk_patches: read the files an edit names around it, for their true patch
+        (off for a replay: no agent edits the disk then).
     :raises AgentNotFoundError: the agent's command does not exist.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
@@ -726,6 +737,13 @@ async def connect(
             f"cannot start the agent: {command[0]!r} was not found "
             "(install it, or pass command=[...])"
         ) from exc
+    recorder = CaptureRecorder(record, workspace=workspace.cwd) if record is not None else None
+    observers = [o for o in (recorder, observe) if o is not None]
+
+    def observe_all(direction: str, message: Any) -> None:
+        for observer in observers:
+            observer(direction, message)
+
     session = Session(
         process=process,
         provider=chosen,
@@ -739,7 +757,8 @@ async def connect(
         max_line_bytes=max_line_bytes,
         fixed_provider=provider is not None,
         agent_env=agent_env,
-        observe=observe,
+        observe=observe_all if observers else None,
+        disk_patches=disk_patches,
     )
     try:
         async with anyio.create_task_group() as task_group:
@@ -752,6 +771,8 @@ async def connect(
             finally:
                 await session._shutdown(close_grace)
                 task_group.cancel_scope.cancel()
+                if recorder is not None:
+                    recorder.close()
     except BaseExceptionGroup as group:
         # One failure (the application's, or a typed error of the session) comes out as
         # itself, not wrapped in the task group's exception group.

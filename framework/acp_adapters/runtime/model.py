@@ -427,6 +427,8 @@ class SessionState:
         self.version = version
         self.diff_limits = diff_limits or DiffLimits()
         self.seq = 0
+        #: ``session/update`` notifications applied (what names a message sent without an id).
+        self.updates = 0
         self.turn = 0
         self.turn_state = TurnState()
         self.tool_calls: dict[str, ToolCall] = {}

@@ -97,6 +97,7 @@ class Reducer:
         """Apply the params of one ``session/update`` notification of the session's version."""
         state = self.state
         state.seq += 1
+        state.updates += 1
         self.last_notification = None
         self.last_changes = []
         try:
@@ -157,7 +158,9 @@ class Reducer:
     def _chunk(self, update: Any, raw: dict[str, Any]) -> list[Change]:
         role = self._ROLES[raw["sessionUpdate"]]
         state = self.state
-        key = update.message_id or state.open_message.get(role) or f"{role}-{state.seq}"
+        # Without an id, a message is named by the update that began it: the same name
+        # whatever else the session saw in between (disk reads, permission answers).
+        key = update.message_id or state.open_message.get(role) or f"{role}-{state.updates}"
         message = state.messages.get(key) or self._new_message(key, role)
         state.messages[key] = message.with_blocks(
             (_block(update.content),), append=True, last_seq=state.seq

@@ -1,9 +1,10 @@
 """Captures: recorded ACP traffic, one JSON-RPC message a line, turned into a timeline.
 
 A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
-"msg": {...}}``; ``"agent->client(raw)"`` marks a line the agent printed that
-was not JSON-RPC. :func:`project_capture` reads one, follows the requests of
-both sides to their answers, and feeds a :class:`~.projector.Projector`:
+"msg": {...}}``; ``{"dir": "agent->client(raw)", "t": seconds, "raw": text}``
+is a line the agent printed that was not JSON. :func:`project_capture` reads
+one, follows the requests of both sides to their answers, and feeds a
+:class:`~.projector.Projector`:
 
 * the ``initialize`` answer gives the protocol version, judged by the body's
   shape (an agent that answers 2 with a v1 body speaks v1), and the agent's
@@ -82,6 +83,8 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
             except ValueError:
                 problems.append(f"line {number}: not JSON")
                 continue
+        if isinstance(entry, dict) and isinstance(entry.get("raw"), str):
+            continue  # a line the agent printed that was not JSON: nothing to project
         if not isinstance(entry, dict) or not isinstance(entry.get("msg"), dict | list):
             problems.append(f"line {number}: not a capture entry")
             continue

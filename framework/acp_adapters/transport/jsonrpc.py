@@ -128,7 +128,8 @@ class Connection:
         self._on_request = on_request
         self._on_notification = on_notification
         self._on_problem = on_problem or (lambda problem: None)
-        #: Sees every message as it goes out ("out") or comes in ("in"): for recording.
+        #: Sees every message as it goes out ("out") or comes in ("in"), and each line read
+        #: that is not JSON ("raw", its text): for recording.
         self._on_message = on_message or (lambda direction, message: None)
         #: Called when every message read so far has been handled: a moment to catch up.
         self._on_drained = on_drained or (lambda: None)
@@ -219,6 +220,7 @@ class Connection:
                 message = json.loads(text)
             except ValueError:
                 self._problem("not_json", text[:200])
+                self._on_message("raw", text)
                 return None
         self._on_message("in", message)
         return message

@@ -1,0 +1,82 @@
+"""Recording a live session as a capture (the format of ``docs/captures.md``).
+
+Each message is written as it goes, one JSON object a line, and flushed: when
+the agent or the application crashes, everything received before is on disk.
+Paths are made portable: the session's folder becomes ``<workspace>`` and the
+home folder ``<home>``, wherever they appear in a string.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from ..timeline.capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT
+
+#: A line the agent printed that was not JSON: kept as text.
+AGENT_RAW = "agent->client(raw)"
+
+WORKSPACE_MARK = "<workspace>"
+HOME_MARK = "<home>"
+
+
+class CaptureRecorder:
+    """Writes what goes in and out of a session to a capture file."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        workspace: str | os.PathLike[str],
+        home: str | os.PathLike[str] | None = None,
+    ) -> None:
+        home = os.path.expanduser("~") if home is None else os.fspath(home)
+        folder = os.fspath(workspace)
+        # Longest first: a workspace inside the home folder is <workspace>, not <home>/...
+        spellings = {folder: WORKSPACE_MARK, os.path.realpath(folder): WORKSPACE_MARK}
+        if home and home != os.sep:
+            spellings.setdefault(home, HOME_MARK)
+            spellings.setdefault(os.path.realpath(home), HOME_MARK)
+        # A folder's name is replaced where it ends a path or goes on with "/": not
+        # inside a longer name (/tmp/ws is not in /tmp/ws2).
+        ordered = sorted(spellings.items(), key=lambda pair: -len(pair[0]))
+        self._marks = [(re.compile(re.escape(s) + r"(?![\w.-])"), mark) for s, mark in ordered]
+        self._start = time.monotonic()
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
+
+    def __call__(self, direction: str, message: Any) -> None:
+        """An observer for :func:`~acp_adapters.connect`: ``("out" | "in" | "raw", message)``."""
+        if self._file is None:
+            return
+        entry: dict[str, Any] = {
+            "dir": {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT}.get(direction, AGENT_RAW),
+            "t": round(time.monotonic() - self._start, 6),
+        }
+        if direction == "raw":
+            entry["raw"] = self.portable(str(message))
+        else:
+            entry["msg"] = self.portable(message)
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def portable(self, value: Any) -> Any:
+        """``value`` with the workspace and home folders written as their marks."""
+        if isinstance(value, str):
+            for pattern, mark in self._marks:
+                value = pattern.sub(mark, value)
+            return value
+        if isinstance(value, dict):
+            return {self.portable(k): self.portable(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.portable(item) for item in value]
+        return value
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,93 @@
+"""Recording a live session as a capture: portable paths, flushed lines, the same timeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_adapters import project_capture
+from acp_adapters.transport import ConnectionClosed
+
+from .conftest import fake_agent
+
+pytestmark = pytest.mark.anyio
+
+
+def entries(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def comparable(items: Any, workspace: Path) -> list[dict[str, Any]]:
+    """Items as JSON, without times, with the workspace written as the capture writes it."""
+    text = json.dumps(
+        [
+            {k: v for k, v in item.model_dump(mode="json").items() if not k.endswith("_at")}
+            for item in items
+        ]
+    )
+    return json.loads(text.replace(str(workspace), "<workspace>"))  # type: ignore[no-any-return]
+
+
+async def test_a_recorded_session_projects_to_the_same_timeline(
+    connect: Any, workspace: Path, tmp_path: Path
+) -> None:
+    capture = tmp_path / "edit.jsonl"
+    async with connect(
+        command=fake_agent("edit", str(workspace)),
+        cwd=workspace,
+        policy="full-access",
+        record=capture,
+    ) as session:
+        await session.prompt("edit")
+        live = session.timeline
+    lines = entries(capture)
+    assert {line["dir"] for line in lines} == {"client->agent", "agent->client"}
+    assert all(isinstance(line["t"], float) for line in lines)
+    assert [line["t"] for line in lines] == sorted(line["t"] for line in lines)
+    assert str(workspace) not in capture.read_text()
+    new = next(line["msg"] for line in lines if line["msg"].get("method") == "session/new")
+    assert new["params"]["cwd"] == "<workspace>"
+    replayed = project_capture(capture)
+    assert comparable(replayed, workspace) == comparable(live, workspace)
+
+
+async def test_every_line_is_on_disk_before_a_crash(
+    connect: Any, workspace: Path, tmp_path: Path
+) -> None:
+    capture = tmp_path / "crash.jsonl"
+    async with connect(command=fake_agent("crash"), cwd=workspace, record=capture) as session:
+        with pytest.raises(ConnectionClosed):
+            await session.prompt("go")
+        # Still inside the session: what was received is already written.
+        said = [e["msg"] for e in entries(capture) if e["msg"].get("method") == "session/update"]
+        assert said[-1]["params"]["update"]["content"]["text"] == "working"
+
+
+async def test_lines_that_are_not_json_are_kept_as_text(
+    connect: Any, workspace: Path, tmp_path: Path
+) -> None:
+    capture = tmp_path / "faults.jsonl"
+    async with connect(command=fake_agent("faults"), cwd=workspace, record=capture) as session:
+        await session.prompt("go")
+    raw = [e for e in entries(capture) if e["dir"] == "agent->client(raw)"]
+    assert [e["raw"] for e in raw][:2] == [
+        "this banner is not JSON",
+        '{"jsonrpc": "2.0", "method": "session/upd',
+    ]
+    assert project_capture(capture).problems == []  # raw lines are not problems
+
+
+def test_paths_are_written_as_marks(tmp_path: Path) -> None:
+    from acp_adapters.client.recorder import CaptureRecorder
+
+    home = tmp_path / "home"
+    workspace = home / "project"
+    workspace.mkdir(parents=True)
+    recorder = CaptureRecorder(tmp_path / "c.jsonl", workspace=workspace, home=home)
+    recorder.close()
+    assert recorder.portable(
+        {f"{workspace}/a": [f"{home}/.config", f"{workspace}2/b", f"cd {workspace} && ls"]}
+    ) == {"<workspace>/a": ["<home>/.config", "<home>/project2/b", "cd <workspace> && ls"]}
