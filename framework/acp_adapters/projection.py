@@ -49,15 +49,18 @@ def tool_status(tool_call: ToolCall, session: SessionView) -> ItemStatus:
     """The item status of a tool call.
 
     A pending permission request makes it ``waiting``; a turn that ended
-    before the tool call did makes it ``cancelled`` (the turn was cancelled)
-    or ``completed``; a status not known here counts as ``running``.
+    before the tool call did makes it ``cancelled`` (the turn was cancelled),
+    ``failed`` (the prompt failed, or the agent exited) or ``completed``; a
+    status not known here counts as ``running``.
     """
     status = _STATUSES.get(tool_call.status, "running")
     if status in ("completed", "failed", "cancelled"):
         return status
     ended = session.ended_tool_calls.get(tool_call.id)
     if ended is not None:
-        return "cancelled" if ended == "cancelled" else "completed"
+        if ended == "cancelled":
+            return "cancelled"
+        return "failed" if ended in ("error", "agent_exited") else "completed"
     for request in session.permissions.values():
         if request.tool_call_id == tool_call.id and request.outcome is None:
             return "waiting"

@@ -61,9 +61,17 @@ async def test_every_line_is_on_disk_before_a_crash(
     async with connect(command=fake_agent("crash"), cwd=workspace, record=capture) as session:
         with pytest.raises(ConnectionClosed):
             await session.prompt("go")
-        # Still inside the session: what was received is already written.
-        said = [e["msg"] for e in entries(capture) if e["msg"].get("method") == "session/update"]
+        # Still inside the session: what was received is already written, and the exit.
+        lines = entries(capture)
+        said = [e["msg"] for e in lines if e.get("msg", {}).get("method") == "session/update"]
         assert said[-1]["params"]["update"]["content"]["text"] == "working"
+        assert lines[-1]["dir"] == "exit"
+        assert lines[-1]["code"] == 3
+        assert "the model went away" in lines[-1]["stderr"]
+    replayed = project_capture(capture)
+    error = replayed.items[-1]
+    assert error.kind == "error"
+    assert error.message == "the agent exited (exit status 3)"  # type: ignore[union-attr]
 
 
 async def test_lines_that_are_not_json_are_kept_as_text(

@@ -160,7 +160,9 @@ async def test_a_crash_mid_turn_fails_the_prompt_with_exit_status_and_stderr(
         assert info.value.exit_status == 3
         assert "the model went away" in info.value.stderr_tail
         kept = session.timeline
-        assert [i.kind for i in kept] == ["user_message", "assistant_message"]
+        assert [i.kind for i in kept] == ["user_message", "assistant_message", "error"]
+        assert kept[-1].message == "the agent exited (exit status 3)"  # type: ignore[union-attr]
+        assert session.projector.state.turn_state.state == "idle"
 
 
 async def test_a_hang_ends_with_the_applications_timeout_and_a_clean_close(

@@ -56,7 +56,7 @@ def _with_provider(scenario: Scenario, pm: pluggy.PluginManager, provider: Provi
     projector = Projector(Hooks(pm), provider, fixed_provider=True)
     reader = CaptureReader(projector, ProviderRegistry.collect(pm))
     for entry in _entries(scenario.path, []):
-        reader.feed(str(entry.get("dir")), entry["msg"], float(entry.get("t", 0)))
+        reader.feed_entry(entry)
     return projector.timeline()
 
 
@@ -65,7 +65,8 @@ def _expected_provider(scenario: Scenario) -> str:
     if scenario.provider != "acp":
         return scenario.provider
     for entry in _entries(scenario.path, []):
-        result = entry["msg"].get("result") if isinstance(entry["msg"], dict) else None
+        message = entry.get("msg")
+        result = message.get("result") if isinstance(message, dict) else None
         if isinstance(result, dict) and "protocolVersion" in result:
             return REGISTRY.for_agent(agent_name(result)).id
     return "acp"

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ..timeline.capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT
+from ..timeline.capture import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT
 
 #: A line the agent printed that was not JSON: kept as text.
 AGENT_RAW = "agent->client(raw)"
@@ -50,15 +50,24 @@ class CaptureRecorder:
         self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
 
     def __call__(self, direction: str, message: Any) -> None:
-        """An observer for :func:`~acp_adapters.connect`: ``("out" | "in" | "raw", message)``."""
+        """An observer for :func:`~acp_adapters.connect`.
+
+        ``("out" | "in", message)``, ``("raw", text)``, or ``("exit", {"code", "stderr"})``
+        when the agent exited on its own.
+        """
         if self._file is None:
             return
         entry: dict[str, Any] = {
-            "dir": {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT}.get(direction, AGENT_RAW),
+            "dir": {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT}.get(
+                direction, AGENT_RAW
+            ),
             "t": round(time.monotonic() - self._start, 6),
         }
         if direction == "raw":
             entry["raw"] = self.portable(str(message))
+        elif direction == "exit":
+            entry["code"] = message.get("code")
+            entry["stderr"] = self.portable(str(message.get("stderr", "")))
         else:
             entry["msg"] = self.portable(message)
         self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")

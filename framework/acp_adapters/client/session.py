@@ -164,6 +164,8 @@ class Session:
         self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
         self._disk_patches = disk_patches
+        self._observe = observe
+        self._shutting_down = False
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
         self._disk_seen: dict[str, dict[str, set[str]]] = {}
 
@@ -197,6 +199,12 @@ class Session:
             await self.connection.serve(inner)
             with anyio.move_on_after(2):
                 await self.process.process.wait()
+            if not self._shutting_down:
+                # Nobody asked it to go: the timeline (and a recording) says it exited.
+                status, stderr = self.process.exit_status, self.stderr
+                self.projector.agent_exited(status, stderr, time.time())
+                if self._observe is not None:
+                    self._observe("exit", {"code": status, "stderr": stderr})
             self.connection.fail_pending(
                 ConnectionClosed(
                     "the agent closed its output", self.process.exit_status, self.stderr
@@ -207,6 +215,7 @@ class Session:
         self._finished.set()
 
     async def _shutdown(self, grace: float) -> None:
+        self._shutting_down = True
         with anyio.CancelScope(shield=True):
             for scope in list(self._asking):
                 scope.cancel()

@@ -402,6 +402,21 @@ class Reducer:
                 changed.append(Change("tool_call", key))
         return changed
 
+    def agent_exited(self) -> list[Change]:
+        """The agent went away: its turn ends, and what waited for an answer is cancelled."""
+        state = self.state
+        state.seq += 1
+        changed: list[Change] = []
+        if state.turn_state.state != "idle":
+            changed += self.end_turn("agent_exited")
+        for request_id, request in state.permissions.items():
+            if request.outcome is None:
+                state.permissions[request_id] = request.model_copy(update={"outcome": "cancelled"})
+                changed.append(Change("permission", request_id))
+                if request.tool_call_id is not None:
+                    changed.append(Change("tool_call", request.tool_call_id))
+        return changed
+
     def apply_permission_request(self, request_id: str, params: Any) -> list[Change]:
         """The agent asked for permission; the tool call it names is updated (or created).
 

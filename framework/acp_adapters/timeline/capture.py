@@ -2,7 +2,8 @@
 
 A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
 "msg": {...}}``; ``{"dir": "agent->client(raw)", "t": seconds, "raw": text}``
-is a line the agent printed that was not JSON. :func:`project_capture` reads
+is a line the agent printed that was not JSON, ``{"dir": "exit", "code": 3,
+"stderr": text}`` the agent exiting on its own. :func:`project_capture` reads
 one, follows the requests of both sides to their answers, and feeds a
 :class:`~.projector.Projector`:
 
@@ -40,6 +41,8 @@ CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]
 
 CLIENT_TO_AGENT = "client->agent"
 AGENT_TO_CLIENT = "agent->client"
+#: The agent exited on its own here: ``{"dir": "exit", "code": 3, "stderr": "..."}``.
+AGENT_EXIT = "exit"
 
 
 def negotiated_version(result: Any) -> int:
@@ -85,6 +88,9 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
                 continue
         if isinstance(entry, dict) and isinstance(entry.get("raw"), str):
             continue  # a line the agent printed that was not JSON: nothing to project
+        if isinstance(entry, dict) and entry.get("dir") == AGENT_EXIT:
+            yield entry
+            continue
         if not isinstance(entry, dict) or not isinstance(entry.get("msg"), dict | list):
             problems.append(f"line {number}: not a capture entry")
             continue
@@ -100,6 +106,20 @@ class CaptureReader:
         # Requests waiting for an answer, per side: id -> (method, params).
         self.client_requests: dict[Any, tuple[str, Any]] = {}
         self.agent_requests: dict[Any, tuple[str, Any]] = {}
+
+    def feed_entry(self, entry: dict[str, Any]) -> None:
+        """One line of a capture: a message either way, or the agent's exit."""
+        direction, at = entry.get("dir"), entry.get("t")
+        seconds = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
+        if direction == AGENT_EXIT:
+            code, stderr = entry.get("code"), entry.get("stderr")
+            self.projector.agent_exited(
+                code if isinstance(code, int) and not isinstance(code, bool) else None,
+                stderr if isinstance(stderr, str) else "",
+                seconds,
+            )
+        elif "msg" in entry:
+            self.feed(direction if isinstance(direction, str) else "", entry["msg"], seconds)
 
     def feed(self, direction: str, message: Any, at: float) -> None:
         if isinstance(message, list):  # a batch
@@ -207,13 +227,7 @@ def project_capture(
     reader = CaptureReader(projector, registry)
     problems: list[str] = []
     for entry in _entries(source, problems):
-        direction = entry.get("dir")
-        at = entry.get("t")
-        reader.feed(
-            direction if isinstance(direction, str) else "",
-            entry["msg"],
-            float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0,
-        )
+        reader.feed_entry(entry)
     timeline = projector.timeline()
     timeline.problems = problems
     return timeline

@@ -127,6 +127,20 @@ class Projector:
         reason = result.get("stopReason") if isinstance(result, dict) else None
         self._apply(self.reducer.end_turn(reason if isinstance(reason, str) else None))
 
+    def agent_exited(self, exit_status: int | None, stderr: str, at: float) -> None:
+        """The agent went away on its own: an error item says so, and what ran ends with it."""
+        self._now = at
+        status = "its exit status unknown" if exit_status is None else f"exit status {exit_status}"
+        self._put(
+            f"error:{next(self._errors)}",
+            ErrorItem(
+                message=f"the agent exited ({status})",
+                data={"exit_status": exit_status, "stderr": stderr[-2000:]},
+                status="failed",
+            ),
+        )
+        self._apply(self.reducer.agent_exited())
+
     def notification(self, params: Any, at: float) -> None:
         """A ``session/update`` notification arrived."""
         self._now = at
