@@ -263,6 +263,23 @@ async def test_stream_prompt_yields_items_as_they_change(connect: Any, workspace
     assert statuses[-1] == "completed"
 
 
+async def test_leaving_the_stream_early_leaves_the_turn_running(
+    connect: Any, workspace: Path
+) -> None:
+    async with connect(
+        command=fake_agent("edit", str(workspace)), cwd=workspace, policy="full-access"
+    ) as session:
+        async for change in session.stream_prompt("edit"):
+            if change.item.kind == "file_change":
+                break  # seen enough
+        with anyio.fail_after(10):
+            while session.projector.state.turn_state.state != "idle":
+                await anyio.sleep(0.01)
+        again = await session.prompt("say it again")
+    assert again.stop_reason == "end_turn"
+    assert (workspace / "new.txt").read_text() == "brand new\n"  # the turn went on to its end
+
+
 LONGER = "one\ntwo\nbeta\nfour\nfive\n"
 
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 import threading
 import time
 import zlib
@@ -614,6 +615,12 @@ class _Server(ThreadingHTTPServer):
     # The default backlog of 5 makes parallel clients wait out a one-second SYN retry.
     request_queue_size = 128
     fake: FakeModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (an agent killed mid-request) is not an error here."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class FakeModelServer:

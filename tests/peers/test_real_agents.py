@@ -10,7 +10,6 @@ against the official schema of the negotiated version (the ``connect`` fixture).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,9 @@ import pytest
 from acp_adapters import FileChangeItem, PermissionQuery, get_plugin_manager
 from acp_adapters.client import Turn
 from diff_helpers import apply_patch
+from peers import launch
 from peers.fake_model_server import FakeModelServer, Step, Text, ToolCall, ToolCalls
+from peers.launch import script
 
 pytestmark = [pytest.mark.peers, pytest.mark.anyio]
 
@@ -30,29 +31,6 @@ PROMPT = "create new.txt and change beta in existing.txt"
 NEW_TXT = NEW["new.txt"]
 FINAL = "created new.txt and edited existing.txt"
 TURN_SECONDS = 120
-
-
-def play(plan: list[Step], result_type: str, list_key: str) -> Any:
-    """The model's side: the next step of ``plan`` after as many tool results as came back.
-
-    Calls without tools (titles, summaries) are side calls and get a short text.
-    """
-
-    def step(body: dict[str, Any]) -> Step:
-        if not body.get("tools"):
-            return Text("side answer")
-        results = 0
-        for entry in body.get(list_key) or []:
-            if not isinstance(entry, dict):
-                continue
-            blocks = entry.get("content") if list_key == "messages" else [entry]
-            if isinstance(blocks, list):
-                results += sum(
-                    1 for b in blocks if isinstance(b, dict) and b.get("type") == result_type
-                )
-        return plan[min(results, len(plan) - 1)]
-
-    return step
 
 
 def allow_once(asked: list[PermissionQuery]) -> Any:
@@ -118,20 +96,12 @@ async def test_claude_agent_acp(
     connect: Any, agents_bin: Path, workspace: Path, home: Path, protocol: int
 ) -> None:
     asked: list[PermissionQuery] = []
-    with FakeModelServer(play(claude_plan(workspace), "tool_result", "messages")) as server:
-        env = {
-            "ANTHROPIC_BASE_URL": server.url,
-            "ANTHROPIC_API_KEY": "dummy-key",
-            "HOME": str(home),
-            "CLAUDE_CONFIG_DIR": str(home / ".claude"),
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        }
-        if os.geteuid() == 0:
-            env["IS_SANDBOX"] = "1"  # it refuses to run as root otherwise
+    with FakeModelServer(script([PROMPT], [claude_plan(workspace)], "anthropic")) as server:
+        command, env = launch.claude(agents_bin, home, server)
         async with connect(
             "claude",
             workspace,
-            command=[str(agents_bin / "claude-agent-acp")],
+            command=command,
             env=env,
             protocol=protocol,
             ask=allow_once(asked),
@@ -181,27 +151,13 @@ async def test_codex_acp(
     connect: Any, agents_bin: Path, workspace: Path, home: Path, protocol: int
 ) -> None:
     asked: list[PermissionQuery] = []
-    with FakeModelServer(play(codex_plan(), "function_call_output", "input")) as server:
-        codex_home = home / ".codex"
-        codex_home.mkdir()
-        config = {
-            "model_provider": '"fake"',
-            "model": '"fake-model"',
-            "model_providers.fake.name": '"fake"',
-            "model_providers.fake.base_url": f'"{server.openai_base_url}"',
-            "model_providers.fake.wire_api": '"responses"',
-            "model_providers.fake.env_key": '"OPENAI_API_KEY"',
-            "sandbox_mode": '"danger-full-access"',
-            "approval_policy": '"untrusted"',
-        }
-        command = [str(agents_bin / "codex-acp")]
-        for key, value in config.items():
-            command += ["-c", f"{key}={value}"]
+    with FakeModelServer(script([PROMPT], [codex_plan()], "responses")) as server:
+        command, env = launch.codex(agents_bin, home, server)
         async with connect(
             "codex",
             workspace,
             command=command,
-            env={"CODEX_HOME": str(codex_home), "HOME": str(home), "OPENAI_API_KEY": "dummy-key"},
+            env=env,
             protocol=protocol,
             ask=allow_once(asked),
             new_session=False,

@@ -21,10 +21,11 @@ real processes, elicitation by the application (default: decline).
 
 from __future__ import annotations
 
-import math
+import contextlib
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -105,6 +106,44 @@ class Turn:
     index: int
     stop_reason: str | None
     items: list[TimelineItem] = field(default_factory=list)
+
+
+class TurnStream:
+    """The changes of one turn as they come (:meth:`Session.stream_prompt`): ``async for``."""
+
+    def __init__(self) -> None:
+        self._changes: deque[ItemChange] = deque()
+        self._more = anyio.Event()
+        self._ended = False
+        self._failure: Exception | None = None
+        self._listening = True
+
+    def _put(self, item: TimelineItem) -> None:
+        if self._listening:
+            self._changes.append(ItemChange(item))
+            self._more.set()
+
+    def _end(self, failure: Exception | None) -> None:
+        self._ended, self._failure = True, failure
+        self._more.set()
+
+    def __aiter__(self) -> TurnStream:
+        return self
+
+    async def __anext__(self) -> ItemChange:
+        while not self._changes:
+            if self._ended:
+                if self._failure is not None:
+                    raise self._failure
+                raise StopAsyncIteration
+            await self._more.wait()
+            self._more = anyio.Event()
+        return self._changes.popleft()
+
+    async def aclose(self) -> None:
+        """Stop the updates (the turn goes on)."""
+        self._listening = False
+        self._changes.clear()
 
 
 class Session:
@@ -426,36 +465,31 @@ class Session:
     def _turn_idle(self) -> bool:
         return self.projector.state.turn_state.state == "idle"
 
-    async def stream_prompt(
-        self, prompt: str | Sequence[dict[str, Any]]
-    ) -> AsyncIterator[ItemChange]:
-        """Send a prompt and yield each item of its turn as it appears or changes, until it ends."""
-        send, receive = anyio.create_memory_object_stream[ItemChange](math.inf)
+    def stream_prompt(self, prompt: str | Sequence[dict[str, Any]]) -> TurnStream:
+        """Send a prompt; iterate (``async for``) over each item of its turn as it changes.
 
-        def listen(item: TimelineItem) -> None:
-            send.send_nowait(ItemChange(item))
-
-        self.projector.listeners.append(listen)
-        failure: list[BaseException] = []
+        The turn runs in the session, not in the loop that reads it: leaving the loop
+        early (``break``) stops the updates, not the turn (``cancel()`` does that). A
+        failure of the turn (``ConnectionClosed``, ...) is raised by the iteration.
+        """
+        if self._task_group is None:
+            raise AcpAdaptersError("the session is not running")
+        stream = TurnStream()
 
         async def run() -> None:
+            failure: Exception | None = None
             try:
                 await self.prompt(prompt)
             except Exception as exc:
-                failure.append(exc)
+                failure = exc
             finally:
-                send.close()
+                with contextlib.suppress(ValueError):
+                    self.projector.listeners.remove(stream._put)
+                stream._end(failure)
 
-        try:
-            async with anyio.create_task_group() as task_group:
-                task_group.start_soon(run)
-                async with receive:
-                    async for change in receive:
-                        yield change
-        finally:
-            self.projector.listeners.remove(listen)
-        if failure:
-            raise failure[0]
+        self.projector.listeners.append(stream._put)
+        self._task_group.start_soon(run)
+        return stream
 
     async def cancel(self) -> None:
         """Cancel the running turn; permission requests still open are answered ``cancelled``."""
