@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -376,3 +377,17 @@ async def test_the_schemas_rules_repair_or_refuse_the_agents_requests(
     async with connect(command=fake_agent("v2-elicit", str(workspace)), cwd=workspace) as session:
         turn = await session.prompt("go")
     assert "fs in v2: -32601" in turn.items[-1].text  # type: ignore[union-attr]
+
+
+async def test_an_agent_that_dies_while_permission_is_asked(connect: Any, workspace: Path) -> None:
+    async def ask(query: PermissionQuery) -> None:
+        os.killpg(session.process.process.pid, signal.SIGKILL)
+        await anyio.sleep_forever()  # the answer never comes: the session closes under it
+
+    async with connect(command=fake_agent("cancel"), cwd=workspace, ask=ask) as session:
+        with pytest.raises(ConnectionClosed) as info:
+            await session.prompt("long")
+        assert info.value.exit_status == -signal.SIGKILL
+    (approval,) = [i for i in session.timeline if i.kind == "approval_request"]
+    assert approval.status == "cancelled"
+    assert session.timeline.items[-1].kind == "error"

@@ -293,6 +293,7 @@ class Reducer:
                 "last_seq": state.seq,
             }
         )
+        state.open_message = {}  # text after the plan is a new message, as after a tool call
         return [Change("plan", key)]
 
     def _commands(self, update: Any, raw: dict[str, Any]) -> list[Change]:

@@ -305,10 +305,11 @@ class Connection:
             response["error"] = {"code": REQUEST_CANCELLED, "message": "request cancelled"}
         if key is not None:
             self._handling.pop(key, None)
-        if batch is not None:
-            await batch.add(response)
-        else:
-            await self._write(response)
+        with contextlib.suppress(ConnectionClosed):  # the agent is gone: no one to answer
+            if batch is not None:
+                await batch.add(response)
+            else:
+                await self._write(response)
 
     def _cancel_handling(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
