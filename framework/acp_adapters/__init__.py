@@ -65,6 +65,7 @@ from .timeline import (
     TimelineItem,
     ToolItem,
     UserMessageItem,
+    timeline_json_schema,
 )
 from .timeline.capture import project_capture
 
@@ -122,6 +123,7 @@ __all__ = [
     "get_plugin_manager",
     "hookimpl",
     "project_capture",
+    "timeline_json_schema",
     "tool_status",
     "unified_diff",
 ]

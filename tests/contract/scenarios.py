@@ -1,14 +1,36 @@
 """The sessions the contract suite runs: real captures and Grok-shaped synthetic ones.
 
 Each names the provider it belongs to (the generic ``acp`` for agents no plugin
-claims) and, where the capture shows the files' content, the workspace before
-and after: the scripted sessions start from ``existing.txt`` = ``alpha\\nbeta\\n``.
+claims), the named scenarios it shows (``KINDS``), and, where the capture shows
+the files' content, the workspace before and after: the scripted sessions start
+from ``existing.txt`` = ``alpha\\nbeta\\n``.
+
+Three sources: ``data/captures`` (traffic of real agents recorded by another
+client), ``data/recorded`` (claude-agent-acp as v1 and v2, and codex-acp, recorded
+by this project with ``tests/peers/record_scenarios.py``, each with a
+``.files.json`` of the workspace before and after), and ``data/synthetic``
+(Grok-shaped sessions written by ``generate_grok.py``).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
+
+#: The named scenarios (docs/contract.md): what a session shows.
+KINDS = (
+    "write-approved",
+    "edit-existing",
+    "multi-file-patch",
+    "capped-rewrite",
+    "rejected-permission",
+    "cancelled-turn",
+    "shell-command",
+    "plan",
+    "multi-turn",
+    "crash-mid-turn",
+)
 
 DATA = Path(__file__).parent.parent / "data"
 WS = "<workspace>"
@@ -25,6 +47,8 @@ class Scenario:
     after: dict[str, str] | None = None
     edits: int = 0  # edit tool calls in it
     tags: tuple[str, ...] = field(default=())
+    #: The named scenarios (``KINDS``) this session shows.
+    shows: tuple[str, ...] = ()
 
 
 def _capture(name: str, provider: str, **kwargs: object) -> Scenario:
@@ -35,20 +59,64 @@ def _synthetic(name: str, **kwargs: object) -> Scenario:
     return Scenario(name, DATA / "synthetic" / f"{name}.jsonl", "grok", **kwargs)  # type: ignore[arg-type]
 
 
+#: Edit tool calls in each recorded scenario (the one a crash or a refusal stops counts).
+RECORDED_EDITS = {"shell-command": 0, "plan": 0, "multi-turn": 2}
+
+
+def _recorded() -> list[Scenario]:
+    """The sessions of ``data/recorded``: ``<agent>-<scenario>.jsonl`` and its files."""
+    scenarios = []
+    for path in sorted((DATA / "recorded").glob("*.jsonl")):
+        agent, _, kind = path.stem.partition("-")
+        if agent == "claude":
+            version, _, kind = kind.partition("-")
+            agent = f"claude-{version}"
+        files = json.loads(path.with_suffix(".files.json").read_text(encoding="utf-8"))
+        patched = kind not in ("capped-rewrite",)  # a capped rewrite's patch is left out
+        scenarios.append(
+            Scenario(
+                path.stem,
+                path,
+                "codex" if agent == "codex" else "claude",
+                before=files["before"],
+                after=files["after"] if patched else None,
+                edits=RECORDED_EDITS.get(kind, 1),
+                shows=(kind,),
+            )
+        )
+    return scenarios
+
+
 SCENARIOS = (
-    _capture("claude-agent-acp-fakellm-tools-v1", "claude", before=START, after=EDITED, edits=2),
+    _capture(
+        "claude-agent-acp-fakellm-tools-v1",
+        "claude",
+        before=START,
+        after=EDITED,
+        edits=2,
+        shows=("write-approved", "edit-existing", "shell-command", "multi-turn"),
+    ),
     _capture(
         "claude-agent-acp-fakellm-tools-v2-v2shape",
         "claude",
         before=START,
         after={**START, f"{WS}/new.txt": "brand new\n"},
-        edits=1,
+        edits=1,  # a write in "auto" mode: never asked, so not a write approved on request
     ),
     _capture("claude-agent-acp-v1", "claude"),
     _capture("claude-agent-acp-v2", "acp"),
     _capture("zed-claude-code-acp-v1", "claude"),
-    _capture("codex-acp-fakellm-tools-v1", "codex", before=START, after=EDITED, edits=2),
-    _capture("codex-acp-fakellm-tools-v2", "codex", before=START, after=EDITED, edits=2),
+    *(
+        _capture(
+            f"codex-acp-fakellm-tools-{version}",
+            "codex",
+            before=START,
+            after=EDITED,
+            edits=2,
+            shows=("write-approved", "edit-existing", "shell-command", "multi-turn"),
+        )
+        for version in ("v1", "v2")
+    ),
     _capture("codex-acp-v1", "codex"),
     _capture(
         "fast-agent-passthrough-tools-v1",
@@ -56,19 +124,41 @@ SCENARIOS = (
         before=START,
         after={f"{WS}/existing.txt": "line one\nline 2 changed\n", f"{WS}/new.txt": "brand new\n"},
         edits=2,
+        shows=("write-approved", "edit-existing", "multi-turn"),
     ),
-    _capture("fast-agent-passthrough-shell-v1", "acp"),
+    _capture("fast-agent-passthrough-shell-v1", "acp", shows=("shell-command", "multi-turn")),
     _capture("fast-agent-passthrough-v2", "acp"),
-    _capture("kimi-cli-scripted-tools-v1", "acp", before=START, after=EDITED, edits=2),
-    _capture("sdk-scripted-edit-agent-v1", "acp", before=START, after=EDITED, edits=2),
+    _capture(
+        "kimi-cli-scripted-tools-v1",
+        "acp",
+        before=START,
+        after=EDITED,
+        edits=2,
+        shows=("write-approved", "edit-existing", "multi-turn"),
+    ),
+    _capture(
+        "sdk-scripted-edit-agent-v1",
+        "acp",
+        before=START,
+        after=EDITED,
+        edits=2,
+        shows=("write-approved", "edit-existing", "shell-command", "multi-turn"),
+    ),
     _capture("sdk-scripted-edit-agent-v1-cancel", "acp"),
     _capture("sdk-echo_agent-v2", "acp"),
-    _synthetic("grok-write-new-file-v1", before={}, after={f"{WS}/hello.txt": "hello\n"}, edits=1),
+    _synthetic(
+        "grok-write-new-file-v1",
+        before={},
+        after={f"{WS}/hello.txt": "hello\n"},
+        edits=1,
+        shows=("write-approved",),
+    ),
     _synthetic(
         "grok-search-replace-v1",
         before={f"{WS}/notes.txt": "alpha\nbeta\ngamma\n"},
         after={f"{WS}/notes.txt": "alpha\nBETA\ngamma\n"},
         edits=1,
+        shows=("edit-existing",),
     ),
     _synthetic(
         "grok-apply-patch-v1",
@@ -78,11 +168,27 @@ SCENARIOS = (
             f"{WS}/util.py": "def helper():\n    return 1\n",
         },
         edits=1,
+        shows=("multi-file-patch",),
     ),
     _synthetic(
         "grok-stale-report-v1",
         before={f"{WS}/config.yaml": "port: 8080\nhost: local\n"},
         after={f"{WS}/config.yaml": "port: 8081\nhost: local\n"},
         edits=1,
+        shows=("edit-existing",),
     ),
+    _synthetic("grok-rejected-permission-v1", edits=1, shows=("rejected-permission",)),
+    _synthetic("grok-cancelled-turn-v1", edits=1, shows=("cancelled-turn",)),
+    _synthetic("grok-shell-command-v1", shows=("shell-command",)),
+    _synthetic("grok-plan-v1", shows=("plan",)),
+    _synthetic(
+        "grok-multi-turn-v1",
+        before={},
+        after={f"{WS}/hello.txt": "hello world\n"},
+        edits=2,
+        shows=("multi-turn", "write-approved", "edit-existing"),
+    ),
+    _synthetic("grok-crash-mid-turn-v1", edits=1, shows=("crash-mid-turn",)),
+    _synthetic("grok-capped-rewrite-v1", edits=1, shows=("capped-rewrite",)),
+    *_recorded(),
 )

@@ -17,21 +17,27 @@ plugin claims always run. The assertions, each a test below:
 from __future__ import annotations
 
 import json
+import posixpath
+from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pluggy
 import pytest
 from pydantic import TypeAdapter
 
 from acp_adapters import (
+    ErrorItem,
     FileChangeItem,
     Hooks,
+    PlanItem,
     Provider,
     ProviderRegistry,
     Timeline,
     TimelineItem,
     get_plugin_manager,
     project_capture,
+    timeline_json_schema,
 )
 from acp_adapters.permissions import PermissionQuery, Policy
 from acp_adapters.plugins import DEFAULT_PLUGINS
@@ -39,8 +45,9 @@ from acp_adapters.timeline.capture import CaptureReader, _entries, agent_name
 from acp_adapters.timeline.projector import Projector
 from diff_helpers import apply_patch
 
-from .scenarios import SCENARIOS, Scenario
+from .scenarios import KINDS, SCENARIOS, Scenario
 
+DOCS = Path(__file__).parent.parent.parent / "docs"
 PM = get_plugin_manager()
 REGISTRY = ProviderRegistry.collect(PM)
 LOADED = [s for s in SCENARIOS if s.provider in REGISTRY]
@@ -101,6 +108,8 @@ def test_patches_applied_in_order_give_the_workspace_after(scenario: Scenario) -
     files = dict(scenario.before)
     for item in _timeline(scenario).of_kind("file_change"):
         assert isinstance(item, FileChangeItem)
+        if item.status != "completed":
+            continue  # refused, cancelled, or cut short by a crash: nothing was written
         assert item.diff_str is not None, item
         files.update(apply_patch(_plain(item.diff_str), files))
     assert files == scenario.after
@@ -126,6 +135,8 @@ def test_an_approved_write_carries_what_it_wrote(scenario: Scenario) -> None:
         if change is None or not (approval.option_kind or "").startswith("allow"):
             continue  # not an edit (a command, a read), or refused
         assert isinstance(change, FileChangeItem)
+        if change.diff_str is None and change.diff_omitted_reason == "capped":
+            continue  # past the rewrite cap the patch is left out, and says so
         approved += 1
         added = change.diff_str.splitlines() if change.diff_str else []
         for old, new in _written(timeline, approval.tool_call_id or ""):
@@ -153,11 +164,21 @@ def _written(timeline: Timeline, tool_call_id: str) -> list[tuple[str | None, st
         if not new and isinstance(call.raw_input, dict):
             new = str(call.raw_input.get("new_string", ""))
         return [(claude.get("originalFile"), new)]
-    return [
+    written = [
         (getattr(item, "old_text", None), item.new_text)
         for item in call.content
         if hasattr(item, "new_text")
     ]
+    for item in call.content:  # v2: the lines the agent's own patch adds
+        patch = getattr(getattr(item, "patch", None), "text", None)
+        if isinstance(patch, str):
+            added = [
+                line[1:]
+                for line in patch.splitlines()
+                if line.startswith("+") and not line.startswith("+++")
+            ]
+            written.append((None, "\n".join(added)))
+    return written
 
 
 @pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
@@ -219,3 +240,126 @@ def test_no_plugin_answers_for_a_provider_it_does_not_own(scenario: Scenario) ->
         for hook, impl in _foreign_impls():
             answer = impl.function(**{arg: arguments[arg] for arg in impl.argnames})
             assert answer is None, (impl.plugin_name, hook)
+
+
+SCHEMA = jsonschema.Draft202012Validator(timeline_json_schema())
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_the_timeline_json_validates_against_its_schema(scenario: Scenario) -> None:
+    stored = json.loads(_timeline(scenario).dumps())  # as an application would persist it
+    SCHEMA.validate(stored)
+
+
+def test_the_published_schema_is_the_models_schema() -> None:
+    published = json.loads((DOCS / "timeline.schema.json").read_text(encoding="utf-8"))
+    assert published == timeline_json_schema(), "run python tools/generate_timeline_schema.py"
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_every_pending_permission_is_resolved(scenario: Scenario) -> None:
+    timeline = _timeline(scenario)
+    for request in timeline.state.permissions.values():
+        assert request.outcome is not None, request
+    for item in timeline.of_kind("approval_request"):
+        assert item.status in ("completed", "cancelled"), item
+
+
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_no_fs_or_terminal_request_escapes_the_workspace(scenario: Scenario) -> None:
+    """A path the agent names outside the workspace was answered with an error."""
+    asked: dict[Any, str] = {}
+    answers: dict[Any, dict[str, Any]] = {}
+    for entry in _entries(scenario.path, []):
+        message = entry.get("msg")
+        if not isinstance(message, dict) or "id" not in message:
+            continue
+        key = json.dumps(message["id"])
+        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        if entry["dir"] == "agent->client" and str(message.get("method")).startswith(
+            ("fs/", "terminal/create")
+        ):
+            where = params.get("path", params.get("cwd"))
+            if isinstance(where, str):
+                asked[key] = where
+        elif entry["dir"] == "client->agent" and "method" not in message:
+            answers[key] = message
+    for key, where in asked.items():
+        if not _inside_workspace(where):
+            assert "error" in answers.get(key, {"error": "no answer"}), (where, answers.get(key))
+
+
+def _inside_workspace(path: str) -> bool:
+    if not path.startswith("<workspace>"):
+        return False
+    resolved = posixpath.normpath(path.replace("<workspace>", "/workspace", 1))
+    return resolved == "/workspace" or resolved.startswith("/workspace/")
+
+
+def _turns(timeline: Timeline) -> int:
+    return len([i for i in timeline.of_kind("user_message") if i.id.startswith("prompt:")])
+
+
+def _shows(timeline: Timeline, kind: str) -> bool:
+    """Whether the session shows the named scenario ``kind``."""
+    changes = [i for i in timeline.of_kind("file_change") if isinstance(i, FileChangeItem)]
+    approvals = {i.tool_call_id: i for i in timeline.of_kind("approval_request")}
+
+    def approved(item: FileChangeItem) -> bool:
+        approval = approvals.get(item.tool_call_id)
+        return approval is not None and (approval.option_kind or "").startswith("allow")
+
+    if kind == "write-approved":
+        return any(c.status == "completed" and approved(c) for c in changes)
+    if kind == "edit-existing":
+        return any(c.status == "completed" and "modify" in c.operations.values() for c in changes)
+    if kind == "multi-file-patch":
+        return any(len(c.paths) > 1 and "add" in c.operations.values() for c in changes)
+    if kind == "capped-rewrite":
+        return any(
+            c.diff_omitted_reason == "capped" or (c.diff_str and c.deletions >= 600)
+            for c in changes
+        )
+    if kind == "rejected-permission":
+        refused = [i for i in approvals.values() if (i.option_kind or "").startswith("reject")]
+        return bool(refused) and all(
+            c.status in ("failed", "cancelled") for c in changes if c.tool_call_id in approvals
+        )
+    if kind == "cancelled-turn":
+        return any(i.status == "cancelled" for i in approvals.values()) or (
+            timeline.state.turn_state.stop_reason == "cancelled"
+        )
+    if kind == "shell-command":
+        return any(
+            i.status == "completed" and (i.output or "").strip()  # type: ignore[union-attr]
+            for i in timeline.of_kind("command_execution")
+        )
+    if kind == "plan":
+        return any(isinstance(i, PlanItem) and i.entries for i in timeline)
+    if kind == "multi-turn":
+        return _turns(timeline) >= 2
+    if kind == "crash-mid-turn":
+        last = timeline.items[-1]
+        return isinstance(last, ErrorItem) and last.message.startswith("the agent exited")
+    raise AssertionError(f"unknown scenario {kind}")
+
+
+@pytest.mark.parametrize("scenario", [s for s in LOADED if s.shows], ids=lambda s: s.name)
+def test_each_session_shows_its_named_scenarios(scenario: Scenario) -> None:
+    timeline = _timeline(scenario)
+    for kind in scenario.shows:
+        assert _shows(timeline, kind), kind
+
+
+#: Scenarios a provider's agent has no way to show.
+NOT_APPLICABLE = {("claude", "multi-file-patch")}
+
+
+def test_every_named_scenario_has_a_session_for_each_loaded_provider() -> None:
+    """claude, codex and grok show every named scenario they can (the generic acp: some)."""
+    for provider in ("claude", "codex", "grok"):
+        if provider not in REGISTRY:
+            continue  # tox -e provider-X: only X's sessions run
+        shown = {kind for s in SCENARIOS if s.provider == provider for kind in s.shows}
+        missing = set(KINDS) - shown - {k for p, k in NOT_APPLICABLE if p == provider}
+        assert not missing, provider

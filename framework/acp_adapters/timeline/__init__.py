@@ -25,7 +25,7 @@ from .items import (
     ToolItem,
     UserMessageItem,
 )
-from .timeline import Timeline
+from .timeline import Timeline, timeline_json_schema
 
 __all__ = [
     "ITEM_TYPES",
@@ -48,4 +48,5 @@ __all__ = [
     "TimelineItem",
     "ToolItem",
     "UserMessageItem",
+    "timeline_json_schema",
 ]

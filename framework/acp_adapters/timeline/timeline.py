@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from functools import cache
 from typing import TYPE_CHECKING, Any, overload
+
+from pydantic import TypeAdapter
 
 from .items import TimelineItem
 
@@ -38,8 +41,16 @@ class Timeline:
         self.problems = problems or []
 
     def to_json(self) -> list[dict[str, Any]]:
-        """The items as JSON-ready dicts, each with its ``kind``, ``status``, ``paths``, ..."""
+        """The items as JSON-ready dicts, each with its ``kind``, ``status``, ``paths``, ...
+
+        :func:`timeline_json_schema` is the JSON Schema they follow.
+        """
         return [item.model_dump(mode="json") for item in self.items]
+
+    @staticmethod
+    def json_schema() -> dict[str, Any]:
+        """The JSON Schema of :meth:`to_json` (see :func:`timeline_json_schema`)."""
+        return timeline_json_schema()
 
     def dumps(self, *, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string."""
@@ -61,3 +72,25 @@ class Timeline:
     def __getitem__(self, index: slice) -> list[TimelineItem]: ...
     def __getitem__(self, index: int | slice) -> TimelineItem | list[TimelineItem]:
         return self.items[index]
+
+
+@cache
+def _schema() -> str:
+    schema = TypeAdapter(list[TimelineItem]).json_schema(mode="serialization")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "acp-adapters timeline"
+    schema["description"] = (
+        "A session's timeline as Timeline.to_json() writes it: its items in order, each with "
+        "its kind."
+    )
+    return json.dumps(schema, sort_keys=True)
+
+
+def timeline_json_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a timeline's JSON: an array of items, told by ``kind``.
+
+    For applications that store timelines or read them in another language;
+    ``docs/timeline.schema.json`` is a copy.
+    """
+    schema: dict[str, Any] = json.loads(_schema())
+    return schema

@@ -81,7 +81,12 @@ class Capture:
         )
         self.add("client->agent", {"id": request_id, **answer})
 
-    def turn(self, prompt: str, body: Any) -> None:
+    def exit(self, code: int, stderr: str) -> None:
+        """The agent dies here (the replay agent's exit marker)."""
+        self.t = round(self.t + 0.01, 2)
+        self.lines.append({"dir": "exit", "t": self.t, "code": code, "stderr": stderr})
+
+    def turn(self, prompt: str, body: Any, *, stop_reason: str = "end_turn") -> None:
         self.client_id += 1
         prompt_id = self.client_id
         self.add(
@@ -95,13 +100,24 @@ class Capture:
                 },
             },
         )
-        body()
-        self.update(
-            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "done"}}
-        )
-        self.add("agent->client", {"id": prompt_id, "result": {"stopReason": "end_turn"}})
+        if body() is False:
+            return  # the agent never answered the prompt (it died)
+        if stop_reason == "end_turn":
+            self.update(
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "done"},
+                }
+            )
+        self.add("agent->client", {"id": prompt_id, "result": {"stopReason": stop_reason}})
 
-    def permission(self, call_id: str, content: list[dict[str, Any]]) -> None:
+    def permission(
+        self, call_id: str, content: list[dict[str, Any]], answer: str | None = "allow-once"
+    ) -> None:
+        """Ask to edit; ``answer`` is the option the client selects (None: cancelled)."""
+        outcome = (
+            {"outcome": "selected", "optionId": answer} if answer else {"outcome": "cancelled"}
+        )
         self.request(
             "session/request_permission",
             {
@@ -113,7 +129,7 @@ class Capture:
                 },
                 "options": OPTIONS,
             },
-            {"result": {"outcome": {"outcome": "selected", "optionId": "allow-once"}}},
+            {"result": {"outcome": outcome}},
         )
 
     def write(self, path: str) -> None:
@@ -290,8 +306,180 @@ def stale_without_fs() -> None:
     c.write("grok-stale-report-v1.jsonl")
 
 
+def _edit_call(c: Capture, call_id: str, path: str, diff: list[dict[str, Any]]) -> None:
+    c.update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call_id,
+            "title": f"write {path.rsplit('/', 1)[-1]}",
+            "kind": "edit",
+            "status": "pending",
+            "content": diff,
+            "locations": [{"path": path}],
+        }
+    )
+
+
+def _status(c: Capture, call_id: str, status: str, **fields: Any) -> None:
+    c.update(
+        {"sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": status, **fields}
+    )
+
+
+def rejected_permission() -> None:
+    """The client rejects the edit: the tool call fails, nothing is written."""
+    c = Capture()
+    c.start()
+    path = f"{WS}/hello.txt"
+    diff = [{"type": "diff", "path": path, "oldText": "", "newText": "hello\n"}]
+
+    def body() -> None:
+        _edit_call(c, "write-1", path, diff)
+        c.permission("write-1", diff, answer="reject-once")
+        _status(c, "write-1", "failed")
+
+    c.turn("create hello.txt", body)
+    c.write("grok-rejected-permission-v1.jsonl")
+
+
+def cancelled_turn() -> None:
+    """The client cancels while the agent waits for permission."""
+    c = Capture()
+    c.start()
+    path = f"{WS}/hello.txt"
+    diff = [{"type": "diff", "path": path, "oldText": "", "newText": "hello\n"}]
+
+    def body() -> None:
+        _edit_call(c, "write-1", path, diff)
+        c.add(
+            "client->agent", {"method": "session/cancel", "params": {"sessionId": "grok-session"}}
+        )
+        c.permission("write-1", diff, answer=None)
+
+    c.turn("create hello.txt", body, stop_reason="cancelled")
+    c.write("grok-cancelled-turn-v1.jsonl")
+
+
+def shell_command() -> None:
+    """A command Grok runs itself, its output in the completed update."""
+    c = Capture()
+    c.start()
+
+    def body() -> None:
+        c.update(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "run-1",
+                "title": "run_terminal_cmd: ls",
+                "kind": "execute",
+                "status": "in_progress",
+                "rawInput": {"command": "ls"},
+            }
+        )
+        _status(
+            c,
+            "run-1",
+            "completed",
+            content=[{"type": "content", "content": {"type": "text", "text": "notes.txt\n"}}],
+            rawOutput={"exit_code": 0, "output": "notes.txt\n"},
+        )
+
+    c.turn("list the files", body)
+    c.write("grok-shell-command-v1.jsonl")
+
+
+def plan() -> None:
+    """A plan, updated as its steps are done."""
+    c = Capture()
+    c.start()
+    steps = ["Read the config", "Change the port"]
+
+    def entries(done: int) -> list[dict[str, Any]]:
+        return [
+            {
+                "content": step,
+                "priority": "medium",
+                "status": "completed" if n < done else "in_progress" if n == done else "pending",
+            }
+            for n, step in enumerate(steps)
+        ]
+
+    def body() -> None:
+        for done in range(len(steps) + 1):
+            c.update({"sessionUpdate": "plan", "entries": entries(done)})
+
+    c.turn("plan the port change", body)
+    c.write("grok-plan-v1.jsonl")
+
+
+def multi_turn() -> None:
+    """Two prompts in one session: a file made, then changed."""
+    c = Capture()
+    c.start()
+    path = f"{WS}/hello.txt"
+    made = [{"type": "diff", "path": path, "oldText": None, "newText": "hello\n"}]
+    changed = [{"type": "diff", "path": path, "oldText": "hello\n", "newText": "hello world\n"}]
+
+    def first() -> None:
+        _edit_call(c, "write-1", path, made)
+        c.permission("write-1", made)
+        _status(c, "write-1", "completed", content=made)
+
+    def second() -> None:
+        _edit_call(c, "write-2", path, changed)
+        c.permission("write-2", changed)
+        _status(c, "write-2", "completed", content=changed)
+
+    c.turn("create hello.txt", first)
+    c.turn("say hello world", second)
+    c.write("grok-multi-turn-v1.jsonl")
+
+
+def crash_mid_turn() -> None:
+    """The agent dies while an edit is in progress."""
+    c = Capture()
+    c.start()
+    path = f"{WS}/hello.txt"
+    diff = [{"type": "diff", "path": path, "oldText": None, "newText": "hello\n"}]
+
+    def body() -> bool:
+        _edit_call(c, "write-1", path, diff)
+        c.permission("write-1", diff)
+        _status(c, "write-1", "in_progress")
+        c.exit(101, "thread 'main' panicked: the model stream ended early\n")
+        return False
+
+    c.turn("create hello.txt", body)
+    c.write("grok-crash-mid-turn-v1.jsonl")
+
+
+def capped_rewrite() -> None:
+    """A rewrite of every line of a 600-line file: past the cap, the patch is omitted."""
+    c = Capture()
+    c.start()
+    path = f"{WS}/big.txt"
+    old = "".join(f"line {n} of the old file\n" for n in range(600))
+    new = "".join(f"row {n} of the new file\n" for n in range(600))
+    diff = [{"type": "diff", "path": path, "oldText": old, "newText": new}]
+
+    def body() -> None:
+        _edit_call(c, "write-1", path, diff)
+        c.permission("write-1", diff)
+        _status(c, "write-1", "completed", content=diff)
+
+    c.turn("rewrite big.txt", body)
+    c.write("grok-capped-rewrite-v1.jsonl")
+
+
 if __name__ == "__main__":
     write_new_file()
     search_replace()
     apply_patch()
     stale_without_fs()
+    rejected_permission()
+    cancelled_turn()
+    shell_command()
+    plan()
+    multi_turn()
+    crash_mid_turn()
+    capped_rewrite()
