@@ -17,6 +17,7 @@ from .client import (
     ProtocolVersionError,
     Session,
     Turn,
+    TurnStream,
     connect,
 )
 from .diff import (
@@ -112,6 +113,7 @@ __all__ = [
     "ToolCall",
     "ToolItem",
     "Turn",
+    "TurnStream",
     "UnknownProviderError",
     "UserMessageItem",
     "connect",

@@ -7,6 +7,7 @@ from .session import (
     ProtocolVersionError,
     Session,
     Turn,
+    TurnStream,
     connect,
 )
 from .workspace import Workspace
@@ -18,6 +19,7 @@ __all__ = [
     "ProtocolVersionError",
     "Session",
     "Turn",
+    "TurnStream",
     "Workspace",
     "connect",
 ]

@@ -831,5 +831,6 @@ __all__ = [
     "ProtocolVersionError",
     "Session",
     "Turn",
+    "TurnStream",
     "connect",
 ]
