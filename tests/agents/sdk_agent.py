@@ -12,6 +12,9 @@ depends on its text:
   output and exit status.
 - ``wait``: ask permission for a tool call and wait; a cancelled turn answers
   ``cancelled``.
+- ``write``, ``change``, ``patch``, ``rewrite``, ``shell``, ``plan``: the contract
+  scenarios (one edit tool call over new.txt, existing.txt, both, or a 600-line
+  big.txt, asked first; a shell line in a terminal; a plan).
 - anything else: echo the text back.
 """
 
@@ -23,6 +26,7 @@ from typing import Any
 import acp
 from acp import schema
 from acp.helpers import (
+    plan_entry,
     start_edit_tool_call,
     start_tool_call,
     text_block,
@@ -30,6 +34,7 @@ from acp.helpers import (
     tool_diff_content,
     tool_terminal_ref,
     update_agent_message_text,
+    update_plan,
     update_tool_call,
 )
 
@@ -76,8 +81,97 @@ class ScriptedAgent:
             return await self.edit()
         if words == "wait":
             return await self.wait()
+        script = self.scripts().get(words)
+        if script is not None:
+            await script()
+            return schema.PromptResponse(stop_reason="end_turn")
         await self.say(f"you said: {words}")
         return schema.PromptResponse(stop_reason="end_turn")
+
+    def scripts(self) -> dict[str, Any]:
+        """The prompts of the contract scenarios (``tests/peers/record_scenarios.py``)."""
+        existing, created, big = (f"{self.cwd}/{n}" for n in ("existing.txt", "new.txt", "big.txt"))
+        rewritten = "".join(f"row {n} of the new file\n" for n in range(600))
+
+        def changed(text: str | None) -> str:
+            return (text or "").replace("beta", "BETA changed")
+
+        return {
+            "write": lambda: self.change_files("write-1", [(created, lambda _: "brand new\n")]),
+            "change": lambda: self.change_files("change-1", [(existing, changed)]),
+            "patch": lambda: self.change_files(
+                "patch-1", [(created, lambda _: "brand new\n"), (existing, changed)]
+            ),
+            "rewrite": lambda: self.change_files("rewrite-1", [(big, lambda _: rewritten)]),
+            "shell": self.shell,
+            "plan": self.plan,
+        }
+
+    async def change_files(self, call_id: str, changes: list[tuple[str, Any]]) -> None:
+        """One edit tool call over ``changes`` ((path, old text -> new text)), asked first."""
+        diffs, writes = [], []
+        for path, make in changes:
+            try:
+                old = (await self.client.read_text_file(session_id=SESSION, path=path)).content
+            except Exception:  # no such file yet
+                old = None
+            new = make(old)
+            diffs.append(tool_diff_content(path, new, old))
+            writes.append((path, new))
+        title = "Edit " + ", ".join(path.rsplit("/", 1)[-1] for path, _ in changes)
+        await self.client.session_update(
+            SESSION, start_tool_call(call_id, title, kind="edit", status="pending", content=diffs)
+        )
+        answer = await self.client.request_permission(
+            session_id=SESSION,
+            tool_call=schema.ToolCallUpdate(tool_call_id=call_id, title=title),
+            options=ALLOW,
+        )
+        if answer.outcome.outcome != "selected" or answer.outcome.option_id != "allow":
+            await self.client.session_update(SESSION, update_tool_call(call_id, status="failed"))
+            await self.say("left the files as they were")
+            return
+        for path, new in writes:
+            await self.client.write_text_file(session_id=SESSION, path=path, content=new)
+        await self.client.session_update(
+            SESSION, update_tool_call(call_id, status="completed", content=diffs)
+        )
+        await self.say("done")
+
+    async def shell(self) -> None:
+        line = "echo hello from the shell && cat existing.txt"
+        terminal = await self.client.create_terminal(session_id=SESSION, command=line, cwd=self.cwd)
+        await self.client.session_update(
+            SESSION,
+            start_tool_call(
+                "shell-1",
+                line,
+                kind="execute",
+                status="in_progress",
+                content=[tool_terminal_ref(terminal.terminal_id)],
+            ),
+        )
+        ids = {"session_id": SESSION, "terminal_id": terminal.terminal_id}
+        exit_status = await self.client.wait_for_terminal_exit(**ids)
+        output = await self.client.terminal_output(**ids)
+        await self.client.release_terminal(**ids)
+        await self.client.session_update(
+            SESSION,
+            update_tool_call(
+                "shell-1",
+                status="completed" if exit_status.exit_code == 0 else "failed",
+                content=[tool_content(text_block(output.output))],
+            ),
+        )
+        await self.say("ran it")
+
+    async def plan(self) -> None:
+        steps = [("Write the failing test", "completed"), ("Fix the parser", "in_progress")]
+        await self.client.session_update(
+            SESSION,
+            update_plan([plan_entry(step, status=status) for step, status in steps]),
+        )
+        await self.say("planned")
 
     async def say(self, words: str) -> None:
         await self.client.session_update(SESSION, update_agent_message_text(words))

@@ -9,7 +9,8 @@ Three sources: ``data/captures`` (traffic of real agents recorded by another
 client), ``data/recorded`` (claude-agent-acp as v1 and v2, and codex-acp, recorded
 by this project with ``tests/peers/record_scenarios.py``, each with a
 ``.files.json`` of the workspace before and after), and ``data/synthetic``
-(Grok-shaped sessions written by ``generate_grok.py``).
+(Grok-shaped sessions written by ``generate_grok.py``). ``data/recorded`` also
+holds the scripted agent on the official Python SDK (``sdk-*``, the generic provider).
 """
 
 from __future__ import annotations
@@ -60,7 +61,8 @@ def _synthetic(name: str, **kwargs: object) -> Scenario:
 
 
 #: Edit tool calls in each recorded scenario (the one a crash or a refusal stops counts).
-RECORDED_EDITS = {"shell-command": 0, "plan": 0, "multi-turn": 2}
+#: (The SDK agent's cancelled turn waits on a command, not an edit.)
+RECORDED_EDITS = {"shell-command": 0, "plan": 0, "multi-turn": 2, "sdk-cancelled-turn": 0}
 
 
 def _recorded() -> list[Scenario]:
@@ -77,10 +79,10 @@ def _recorded() -> list[Scenario]:
             Scenario(
                 path.stem,
                 path,
-                "codex" if agent == "codex" else "claude",
+                {"codex": "codex", "sdk": "acp"}.get(agent, "claude"),
                 before=files["before"],
                 after=files["after"] if patched else None,
-                edits=RECORDED_EDITS.get(kind, 1),
+                edits=RECORDED_EDITS.get(path.stem, RECORDED_EDITS.get(kind, 1)),
                 shows=(kind,),
             )
         )

@@ -356,8 +356,8 @@ NOT_APPLICABLE = {("claude", "multi-file-patch")}
 
 
 def test_every_named_scenario_has_a_session_for_each_loaded_provider() -> None:
-    """claude, codex and grok show every named scenario they can (the generic acp: some)."""
-    for provider in ("claude", "codex", "grok"):
+    """claude, codex, grok and the generic acp show every named scenario they can."""
+    for provider in ("claude", "codex", "grok", "acp"):
         if provider not in REGISTRY:
             continue  # tox -e provider-X: only X's sessions run
         shown = {kind for s in SCENARIOS if s.provider == provider for kind in s.shows}

@@ -4,11 +4,12 @@
 
 Runs each scenario (``RECORDINGS``) through ``acp_adapters.connect(record=...)``
 against claude-agent-acp (as v1 and as v2) and codex-acp, the model played by
-the fake model server on 127.0.0.1. Writes ``DIR/<agent>-<scenario>.jsonl`` and,
-beside it, ``.files.json``: the workspace before and after, for the contract
-suite's patch checks. ``BIN`` is the agents' ``node_modules/.bin`` (default:
-``$ACP_ADAPTERS_PEER_AGENTS``, as ``tox -e peers`` installs them).
-``tox -e record`` runs it into ``tests/data/recorded``.
+the fake model server on 127.0.0.1, and against the scripted agent built on the
+official Python SDK (``tests/agents/sdk_agent.py``, the generic provider).
+Writes ``DIR/<agent>-<scenario>.jsonl`` and, beside it, ``.files.json``: the
+workspace before and after, for the contract suite's patch checks. ``BIN`` is
+the agents' ``node_modules/.bin`` (default: ``$ACP_ADAPTERS_PEER_AGENTS``, as
+``tox -e peers`` installs them). ``tox -e record`` runs it into ``tests/data/recorded``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from acp_adapters.transport import ConnectionClosed  # noqa: E402
 from peers import launch  # noqa: E402
 from peers.fake_model_server import FakeModelServer, Step, Text, ToolCall, ToolCalls  # noqa: E402
 
-Agent = Literal["claude-v1", "claude-v2", "codex"]
+Agent = Literal["claude-v1", "claude-v2", "codex", "sdk"]
 Answer = Literal["allow", "reject", "wait", "crash"]
 TURN_SECONDS = 90
 
@@ -61,7 +62,21 @@ class Recording:
 
 
 CLAUDE: tuple[Agent, ...] = ("claude-v1", "claude-v2")
-ALL: tuple[Agent, ...] = (*CLAUDE, "codex")
+ALL: tuple[Agent, ...] = (*CLAUDE, "codex", "sdk")
+SDK_AGENT = HERE.parent / "agents" / "sdk_agent.py"
+#: The scripted agent on the official Python SDK needs no model: its prompts are its script.
+SDK_PROMPTS = {
+    "write-approved": ("write",),
+    "edit-existing": ("change",),
+    "multi-file-patch": ("patch",),
+    "capped-rewrite": ("rewrite",),
+    "rejected-permission": ("write",),
+    "cancelled-turn": ("wait",),
+    "shell-command": ("shell",),
+    "plan": ("plan",),
+    "multi-turn": ("write", "change"),
+    "crash-mid-turn": ("write",),
+}
 
 
 def _claude(name: str, **arguments: Any) -> ToolCalls:
@@ -159,7 +174,9 @@ def multi_turn(ws: Path, agent: Agent) -> list[list[Step]]:
 RECORDINGS = (
     Recording("write-approved", ALL, ("create new.txt",), write),
     Recording("edit-existing", ALL, ("change beta in existing.txt",), edit),
-    Recording("multi-file-patch", ("codex",), ("add new.txt and change existing.txt",), multi_file),
+    Recording(
+        "multi-file-patch", ("codex", "sdk"), ("add new.txt and change existing.txt",), multi_file
+    ),
     Recording("capped-rewrite", ALL, ("rewrite big.txt",), rewrite, files={"big.txt": BIG}),
     Recording("rejected-permission", ALL, ("create new.txt",), rejected, answer="reject"),
     Recording("cancelled-turn", ALL, ("create new.txt",), write, answer="wait"),
@@ -203,11 +220,15 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
             kinds = ("allow_once", "allow_always")
             return _option(query, kinds if recording.answer == "allow" else ("reject_once",))
 
+        prompts = SDK_PROMPTS[recording.scenario] if agent == "sdk" else recording.prompts
         with FakeModelServer(steps) as server:
-            starter = launch.codex if agent == "codex" else launch.claude
-            command, env = starter(agents_bin, home, server)
+            if agent == "sdk":
+                command, env = [sys.executable, str(SDK_AGENT)], {}
+            else:
+                starter = launch.codex if agent == "codex" else launch.claude
+                command, env = starter(agents_bin, home, server)
             async with acp_adapters.connect(
-                "codex" if agent == "codex" else "claude",
+                {"codex": "codex", "sdk": None}.get(agent, "claude"),
                 workspace,
                 command=command,
                 env=env,
@@ -219,10 +240,10 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
                 if agent == "codex":
                     await session.authenticate("openai-api-key")
                     await session.new_session()
-                else:
+                elif agent != "sdk":
                     await session.set_mode("default")  # it asks before each edit and command
                 with anyio.fail_after(TURN_SECONDS):
-                    for prompt in recording.prompts:
+                    for prompt in prompts:
                         await _turn(session, prompt, recording, asked)
         after = _files(workspace)
     portable = {
