@@ -1,6 +1,8 @@
 """acp-adapters: drive coding agents that speak the Agent Client Protocol.
 
-The public API. Plugins write ``from acp_adapters import hookimpl``.
+The public API. Plugins write ``from acp_adapters import hookimpl``. Names are
+imported when first used: ``python -m acp_adapters.replay`` (a subprocess that
+plays an agent) starts without loading the rest of the package.
 
 * live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
@@ -10,65 +12,132 @@ The public API. Plugins write ``from acp_adapters import hookimpl``.
   ``file_contents_from_fs``, ``file_change_from_contents``.
 """
 
-from .client import (
-    AgentNotFoundError,
-    AuthenticationRequiredError,
-    ItemChange,
-    ProtocolVersionError,
-    Session,
-    Turn,
-    TurnStream,
-    connect,
-)
-from .diff import (
-    DEFAULT_MAX_EDITS,
-    FilePatch,
-    OmittedReason,
-    diff_patch,
-    file_patches,
-    unified_diff,
-)
-from .diff.limits import DiffLimits
-from .errors import (
-    AcpAdaptersError,
-    CaptureError,
-    DuplicateProviderError,
-    PluginError,
-    PluginLoadError,
-    UnknownProviderError,
-)
-from .hooks import Hooks
-from .hookspecs import hookimpl
-from .permissions import PermissionDecision, PermissionQuery, Policy
-from .plugins import get_plugin_manager
-from .projection import (
-    FileContents,
-    count_changes,
-    file_change_from_contents,
-    file_contents_from_fs,
-    tool_status,
-)
-from .providers import GENERIC_PROVIDER_ID, LaunchSpec, Provider, ProviderRegistry
-from .runtime import DiffV1, DiffV2, SessionView, ToolCall
-from .timeline import (
-    ApprovalRequestItem,
-    AssistantMessageItem,
-    CommandExecutionItem,
-    ErrorItem,
-    FetchItem,
-    FileChangeItem,
-    FileReadItem,
-    NoticeItem,
-    PlanItem,
-    ReasoningItem,
-    SearchItem,
-    Timeline,
-    TimelineItem,
-    ToolItem,
-    UserMessageItem,
-    timeline_json_schema,
-)
-from .timeline.capture import project_capture
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client import (
+        AgentNotFoundError,
+        AuthenticationRequiredError,
+        ItemChange,
+        ProtocolVersionError,
+        Session,
+        Turn,
+        TurnStream,
+        connect,
+    )
+    from .diff import (
+        DEFAULT_MAX_EDITS,
+        FilePatch,
+        OmittedReason,
+        diff_patch,
+        file_patches,
+        unified_diff,
+    )
+    from .diff.limits import DiffLimits
+    from .errors import (
+        AcpAdaptersError,
+        CaptureError,
+        DuplicateProviderError,
+        PluginError,
+        PluginLoadError,
+        UnknownProviderError,
+    )
+    from .hooks import Hooks
+    from .hookspecs import hookimpl
+    from .permissions import PermissionDecision, PermissionQuery, Policy
+    from .plugins import get_plugin_manager
+    from .projection import (
+        FileContents,
+        count_changes,
+        file_change_from_contents,
+        file_contents_from_fs,
+        tool_status,
+    )
+    from .providers import GENERIC_PROVIDER_ID, LaunchSpec, Provider, ProviderRegistry
+    from .runtime import DiffV1, DiffV2, SessionView, ToolCall
+    from .timeline import (
+        ApprovalRequestItem,
+        AssistantMessageItem,
+        CommandExecutionItem,
+        ErrorItem,
+        FetchItem,
+        FileChangeItem,
+        FileReadItem,
+        NoticeItem,
+        PlanItem,
+        ReasoningItem,
+        SearchItem,
+        Timeline,
+        TimelineItem,
+        ToolItem,
+        UserMessageItem,
+        timeline_json_schema,
+    )
+    from .timeline.capture import project_capture
+
+#: Each public name and the module that defines it.
+_EXPORTS = {
+    "DEFAULT_MAX_EDITS": ".diff",
+    "GENERIC_PROVIDER_ID": ".providers",
+    "AcpAdaptersError": ".errors",
+    "AgentNotFoundError": ".client",
+    "ApprovalRequestItem": ".timeline",
+    "AssistantMessageItem": ".timeline",
+    "AuthenticationRequiredError": ".client",
+    "CaptureError": ".errors",
+    "CommandExecutionItem": ".timeline",
+    "DiffLimits": ".diff.limits",
+    "DiffV1": ".runtime",
+    "DiffV2": ".runtime",
+    "DuplicateProviderError": ".errors",
+    "ErrorItem": ".timeline",
+    "FetchItem": ".timeline",
+    "FileChangeItem": ".timeline",
+    "FileContents": ".projection",
+    "FilePatch": ".diff",
+    "FileReadItem": ".timeline",
+    "Hooks": ".hooks",
+    "ItemChange": ".client",
+    "LaunchSpec": ".providers",
+    "NoticeItem": ".timeline",
+    "OmittedReason": ".diff",
+    "PermissionDecision": ".permissions",
+    "PermissionQuery": ".permissions",
+    "PlanItem": ".timeline",
+    "PluginError": ".errors",
+    "PluginLoadError": ".errors",
+    "Policy": ".permissions",
+    "ProtocolVersionError": ".client",
+    "Provider": ".providers",
+    "ProviderRegistry": ".providers",
+    "ReasoningItem": ".timeline",
+    "SearchItem": ".timeline",
+    "Session": ".client",
+    "SessionView": ".runtime",
+    "Timeline": ".timeline",
+    "TimelineItem": ".timeline",
+    "ToolCall": ".runtime",
+    "ToolItem": ".timeline",
+    "Turn": ".client",
+    "TurnStream": ".client",
+    "UnknownProviderError": ".errors",
+    "UserMessageItem": ".timeline",
+    "connect": ".client",
+    "count_changes": ".projection",
+    "diff_patch": ".diff",
+    "file_change_from_contents": ".projection",
+    "file_contents_from_fs": ".projection",
+    "file_patches": ".diff",
+    "get_plugin_manager": ".plugins",
+    "hookimpl": ".hookspecs",
+    "project_capture": ".timeline.capture",
+    "timeline_json_schema": ".timeline",
+    "tool_status": ".projection",
+    "unified_diff": ".diff",
+}
 
 __all__ = [
     "DEFAULT_MAX_EDITS",
@@ -129,3 +198,16 @@ __all__ = [
     "tool_status",
     "unified_diff",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # the next use is a plain lookup
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
