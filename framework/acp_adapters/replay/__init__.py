@@ -1,0 +1,58 @@
+"""Replaying captures: an ACP agent that plays a recorded agent and checks the live client.
+
+``python -m acp_adapters.replay [--match exact|methods] [--timeout SECONDS] [--status FILE]
+CAPTURE`` starts the replay agent (see :mod:`.agent`); ``docs/captures.md`` describes
+the capture format and both match modes. From Python:
+
+* :func:`main`: the replay agent on this process's stdio;
+* :func:`compare`: how a live message is checked against a recorded one (``exact``);
+* :func:`workspace_files`, :func:`seed_workspace`: the files the capture found, for a
+  fresh folder to replay in;
+* :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded.
+
+The replay agent is a subprocess of every replayed session: this package uses the
+standard library only.
+"""
+
+from __future__ import annotations
+
+from ._capture import Capture, Entry, RequestKey, read_capture, request_key
+from .agent import (
+    DEFAULT_TIMEOUT,
+    EXIT_MISMATCH,
+    EXIT_OK,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    NO_RECORDED_ANSWER,
+    REPLAY_FAILED,
+    MatchMode,
+    main,
+)
+from .helpers import recorded_answers, seed_workspace, workspace_files
+from .matching import ANY, HOME_MARK, WORKSPACE_MARK, Mismatch, compare, fill_marks
+
+__all__ = [
+    "ANY",
+    "DEFAULT_TIMEOUT",
+    "EXIT_MISMATCH",
+    "EXIT_OK",
+    "EXIT_TIMEOUT",
+    "EXIT_USAGE",
+    "HOME_MARK",
+    "NO_RECORDED_ANSWER",
+    "REPLAY_FAILED",
+    "WORKSPACE_MARK",
+    "Capture",
+    "Entry",
+    "MatchMode",
+    "Mismatch",
+    "RequestKey",
+    "compare",
+    "fill_marks",
+    "main",
+    "read_capture",
+    "recorded_answers",
+    "request_key",
+    "seed_workspace",
+    "workspace_files",
+]

@@ -1,0 +1,159 @@
+"""What a live replay needs besides the replay agent: the files the capture found, its answers.
+
+A replayed session runs in a fresh folder, with a live client that really reads
+files and asks permission. For it to follow the recording, the folder must hold
+the files as the recorded agent found them (:func:`workspace_files`,
+:func:`seed_workspace`), and permission requests must be answered as the
+recorded client answered them (:func:`recorded_answers`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ._capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT, CaptureSource, read_capture, request_key
+from .matching import WORKSPACE_MARK
+
+if TYPE_CHECKING:
+    from ..permissions import PermissionQuery
+
+#: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
+RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]
+
+
+def workspace_files(capture: CaptureSource) -> dict[str, str]:
+    """The files as the capture found them: path (as recorded) -> content.
+
+    A file is known from an ``fs/read_text_file`` the agent sent for the whole
+    file (no ``line``, no ``limit``) whose recorded answer has its ``content``,
+    if the agent had not asked to write that path before; the first such read
+    counts. Only paths in the workspace are kept: ``<workspace>/...`` and
+    relative ones.
+    """
+    reads: dict[Any, str] = {}
+    written: set[str] = set()
+    files: dict[str, str] = {}
+    for entry in read_capture(capture).entries:
+        for part in entry.parts:
+            message = part.message
+            params = message.get("params")
+            if entry.direction == AGENT_TO_CLIENT and part.kind == "request":
+                if not isinstance(params, dict) or not isinstance(params.get("path"), str):
+                    continue
+                path = params["path"]
+                if part.method == "fs/write_text_file":
+                    written.add(path)
+                elif (
+                    part.method == "fs/read_text_file"
+                    and params.get("line") is None
+                    and params.get("limit") is None
+                ):
+                    reads[request_key(message["id"])] = path
+            elif entry.direction == CLIENT_TO_AGENT and part.kind == "answer":
+                path = reads.pop(request_key(message["id"]), None)
+                result = message.get("result")
+                content = result.get("content") if isinstance(result, dict) else None
+                if (
+                    path is not None
+                    and isinstance(content, str)
+                    and path not in written
+                    and _in_workspace(path)
+                ):
+                    files.setdefault(path, content)
+    return files
+
+
+def seed_workspace(capture: CaptureSource, folder: str | os.PathLike[str]) -> list[Path]:
+    """Write the files of :func:`workspace_files` under ``folder``; the paths written.
+
+    A path that would lead out of ``folder`` (``..``, a symlink) is not written.
+    """
+    root = Path(os.path.realpath(folder))
+    done: list[Path] = []
+    for path, content in workspace_files(capture).items():
+        relative = (
+            path[len(WORKSPACE_MARK) :].lstrip("/") if path.startswith(WORKSPACE_MARK) else path
+        )
+        target = root / relative
+        real = Path(os.path.realpath(target))
+        if not relative or (real != root and root not in real.parents):
+            continue
+        real.parent.mkdir(parents=True, exist_ok=True)
+        with open(real, "w", encoding="utf-8", newline="") as handle:
+            handle.write(content)
+        done.append(real)
+    return done
+
+
+def recorded_answers(capture: CaptureSource) -> RecordedAsk:
+    """An ``ask`` callback that answers permission requests as the capture's client did.
+
+    Each live request gets the option id the recorded client selected (None where it
+    cancelled or answered with an error): the recorded request for the same tool call
+    id, else the next recorded one not used yet.
+    """
+    answers = _permission_answers(capture)
+    used = [False] * len(answers)
+
+    async def ask(query: PermissionQuery) -> str | None:
+        call_id = query.tool_call.id if query.tool_call is not None else None
+        unused = [index for index, is_used in enumerate(used) if not is_used]
+        same_call = [
+            index for index in unused if call_id is not None and answers[index][0] == call_id
+        ]
+        if not (same_call or unused):
+            return None
+        chosen = (same_call or unused)[0]
+        used[chosen] = True
+        return answers[chosen][1]
+
+    return ask
+
+
+def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:
+    """Each recorded permission request, in order: its tool call id and the option selected."""
+    asked: dict[Any, int] = {}
+    answers: list[tuple[str | None, str | None]] = []
+    for entry in read_capture(capture).entries:
+        for part in entry.parts:
+            message = part.message
+            if (
+                entry.direction == AGENT_TO_CLIENT
+                and part.kind == "request"
+                and part.method == "session/request_permission"
+            ):
+                asked[request_key(message["id"])] = len(answers)
+                answers.append((_tool_call_id(message.get("params")), None))
+            elif entry.direction == CLIENT_TO_AGENT and part.kind == "answer":
+                index = asked.pop(request_key(message["id"]), None)
+                if index is not None:
+                    answers[index] = (answers[index][0], _selected(message.get("result")))
+    return answers
+
+
+def _tool_call_id(params: Any) -> str | None:
+    """The tool call a permission request is about: v1 ``toolCall``, v2 ``subject``."""
+    if not isinstance(params, dict):
+        return None
+    subject = params.get("subject")
+    holder = subject if isinstance(subject, dict) else params
+    call = holder.get("toolCall")
+    found = call.get("toolCallId") if isinstance(call, dict) else holder.get("toolCallId")
+    return found if isinstance(found, str) else None
+
+
+def _selected(result: Any) -> str | None:
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+        option = outcome.get("optionId")
+        return option if isinstance(option, str) else None
+    return None
+
+
+def _in_workspace(path: str) -> bool:
+    if path.startswith(WORKSPACE_MARK):
+        return path.startswith(WORKSPACE_MARK + "/")
+    return not os.path.isabs(path) and not path.startswith("<")
