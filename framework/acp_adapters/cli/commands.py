@@ -1,0 +1,387 @@
+"""The ``acp-adapters`` command: its group, its commands, and how it fails.
+
+Every command prints a timeline (or the providers) on stdout; errors go to
+stderr as one line that says what to do, with an exit code of
+:mod:`.errors`, and a traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shlex
+import sys
+import traceback
+from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
+
+import anyio
+import click
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
+
+from ..permissions import PolicyName
+from ..plugins import get_plugin_manager
+from ..providers import ProviderRegistry
+from ..replay import DEFAULT_TIMEOUT
+from ..transport import ConnectionClosed
+from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
+from .live import Format, Outcome, record_path, run_session
+from .render import Renderer, summary
+from .replaying import Match, demo_capture, replay_live, replay_offline
+from .rows import WORKSPACE_MARK, dumps
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_DEBUG = "acp_adapters.debug"
+_FORMAT = click.Choice(["text", "json"])
+
+
+#: The package's loggers: what the connection skipped (a line that is not JSON, an
+#: answer to nothing) is logged there as a warning.
+_LOGGER = logging.getLogger("acp_adapters")
+_OUR_HANDLERS: list[logging.Handler] = []
+
+
+def _route_logs(*, debug: bool) -> None:
+    """Log lines go to stderr with --debug, nowhere else (not between the timeline's lines).
+
+    Without any handler, Python would print the package's warnings to stderr itself.
+    """
+    while _OUR_HANDLERS:
+        _LOGGER.removeHandler(_OUR_HANDLERS.pop())
+    handler: logging.Handler = logging.StreamHandler(sys.stderr) if debug else logging.NullHandler()
+    handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+    _LOGGER.addHandler(handler)
+    _OUR_HANDLERS.append(handler)
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.find_root().meta[_DEBUG] = True
+        _route_logs(debug=True)
+
+
+def _debug_option(function: F) -> F:
+    return click.option(
+        "--debug",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=_set_debug,
+        help="On an error, show the traceback (and the agent's stderr).",
+    )(function)
+
+
+def _unwrap(error: BaseException) -> BaseException:
+    """The one error inside task groups' exception groups, if there is only one."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
+class _Group(click.Group):
+    """A group whose commands fail with one line and an exit code, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except BrokenPipeError:
+            # The reader of stdout went away (``| head``): stop quietly, as a shell tool does.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(EXIT_BROKEN_PIPE)
+        except (Exception, KeyboardInterrupt) as raised:
+            error = _unwrap(raised)
+            if isinstance(error, click.ClickException | click.exceptions.Exit | click.Abort):
+                raise error from None
+            code, line = explain(error)
+            if ctx.meta.get(_DEBUG):
+                traceback.print_exception(type(error), error, error.__traceback__)
+                if isinstance(error, ConnectionClosed) and error.stderr_tail.strip():
+                    click.echo("the agent's stderr ended with:", err=True)
+                    click.echo(error.stderr_tail.rstrip(), err=True)
+            click.echo(click.style("Error:", fg="red", bold=True) + " " + line, err=True)
+            ctx.exit(code)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="acp-adapters", prog_name="acp-adapters")
+@_debug_option
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Drive coding agents that speak the Agent Client Protocol (ACP) and print their timeline.
+
+    A timeline is what happened in a session, the same for every agent:
+    messages, reasoning, plans, commands, and file changes with unified patches.
+
+    \b
+    Start with:
+      acp-adapters demo                      a bundled session, replayed; no network
+      acp-adapters run --provider ID PROMPT  a live session with an agent
+      acp-adapters replay CAPTURE.jsonl      the timeline of a recorded session
+      acp-adapters providers                 the agents this installation knows
+
+    Colours show on a terminal only; NO_COLOR=1 turns them off. An error is one
+    line on stderr and an exit code (docs/cli.md lists them); --debug adds the
+    traceback.
+    """
+    if os.environ.get("NO_COLOR"):
+        ctx.color = False
+    if not ctx.meta.get(_DEBUG):
+        _route_logs(debug=False)
+
+
+def _print_outcome(outcome: Outcome, output: Format, renderer: Renderer, *, body: bool) -> None:
+    """The timeline as JSON, or (text) its blocks if ``body`` and the summary line."""
+    for warning in outcome.skipped:
+        click.echo(f"Note: capture {warning}", err=True)
+    if outcome.ended:
+        click.echo(f"Note: the recorded session ended with an error: {outcome.ended}", err=True)
+    if output == "json":
+        click.echo(dumps(outcome.rows))
+        return
+    if body and outcome.rows:
+        click.echo(renderer.timeline(outcome.rows))
+        click.echo("")
+    click.echo(
+        summary(
+            outcome.rows,
+            provider=outcome.provider,
+            version=outcome.version,
+            stop_reason=outcome.stop_reason,
+        )
+    )
+
+
+@main.command()
+@click.option(
+    "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
+)
+@_debug_option
+def demo(output: Format) -> None:
+    """Replay a bundled Grok Build session and print its timeline with the patches.
+
+    The session (one prompt: a new README written with permission, an edit of
+    config.py, a patch over app.py that adds greeting.py) is played by the replay
+    agent, a real subprocess speaking ACP, in a temporary folder seeded with the
+    files the session started from; this client answers it as the session's
+    client did. No network, no credentials, no agent to install.
+    """
+    with demo_capture() as capture:
+        outcome = anyio.run(partial(replay_live, capture, provider=None, match="exact"))
+    if output == "text":
+        click.echo(
+            click.style("Replaying a recorded Grok Build session", bold=True)
+            + " (the replay agent, as a subprocess, in a temporary folder)\n"
+        )
+    _print_outcome(outcome, output, Renderer(roots=(WORKSPACE_MARK,)), body=True)
+    if output == "text":
+        click.echo(
+            "\nNext: a live session, with an agent of `acp-adapters providers`:\n"
+            '  acp-adapters run --provider grok --approve ask "your prompt"'
+        )
+
+
+@main.command()
+@click.argument("capture", type=click.Path(dir_okay=True, path_type=str))
+@click.option(
+    "--provider",
+    metavar="ID",
+    help="Read the traffic as this provider's (default: the one claiming the agent's name).",
+)
+@click.option(
+    "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
+)
+@click.option(
+    "--offline",
+    is_flag=True,
+    help="Project the capture without any process (no replay agent, no folder).",
+)
+@click.option(
+    "--match",
+    type=click.Choice(["exact", "methods"]),
+    default="exact",
+    show_default=True,
+    help="How the replay agent checks this client's messages against the capture's: "
+    "whole messages, or methods only.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=DEFAULT_TIMEOUT,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long the replay agent waits for a message the capture says comes next.",
+)
+@_debug_option
+def replay(
+    capture: str,
+    provider: str | None,
+    output: Format,
+    offline: bool,
+    match: Match,
+    timeout: float,
+) -> None:
+    """Print the timeline of a capture (a recorded session, one JSON message a line).
+
+    By default the capture is replayed live: the replay agent plays the agent's
+    side as a subprocess, and this client plays the client's side, in a
+    temporary folder seeded with the files the session started from, with
+    permission requests answered as they were. --offline projects the capture
+    without any process instead. `run --record FILE` writes captures.
+    """
+    if offline:
+        outcome = replay_offline(capture, provider=provider)
+    else:
+        outcome = anyio.run(
+            partial(replay_live, capture, provider=provider, match=match, timeout=timeout)
+        )
+    _print_outcome(outcome, output, Renderer(roots=(WORKSPACE_MARK,)), body=True)
+
+
+@main.command()
+@click.argument("prompt", nargs=-1)
+@click.option("--provider", metavar="ID", help="The agent to start (see `acp-adapters providers`).")
+@click.option(
+    "--command",
+    "agent_command",
+    metavar='"CMD ARGS"',
+    help="The agent's command line, instead of the provider's (run in the session's folder).",
+)
+@click.option(
+    "--cwd",
+    type=click.Path(exists=True, file_okay=False, path_type=str),
+    default=".",
+    show_default=True,
+    help="The session's folder: the agent reads and writes only inside it.",
+)
+@click.option(
+    "--approve",
+    type=click.Choice(["ask", "read-only", "workspace-write", "full-access"]),
+    default="ask",
+    show_default=True,
+    help="How permission requests are answered: ask on the terminal, or by this policy.",
+)
+@click.option(
+    "--record",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=str),
+    help="Write the session's traffic to FILE, a capture that `replay` plays.",
+)
+@click.option(
+    "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
+)
+@_debug_option
+def run(
+    prompt: tuple[str, ...],
+    provider: str | None,
+    agent_command: str | None,
+    cwd: str,
+    approve: PolicyName,
+    record: str | None,
+    output: Format,
+) -> None:
+    """Send PROMPT to a live agent and print the timeline as it goes.
+
+    The agent is a provider's (--provider) or any ACP agent's command line
+    (--command); with both, the provider's plugin reads the traffic of that
+    command. The prompt is the words given, or stdin when there are none.
+    With --approve ask, each permission is asked on the terminal, with the
+    patch (or the command) the tool call would apply.
+
+    \b
+    acp-adapters run --provider claude --approve workspace-write "add a README"
+    acp-adapters run --command "python my_agent.py" --record session.jsonl "hello"
+    """
+    if provider is None and agent_command is None:
+        raise click.UsageError('pass --provider ID or --command "CMD ARGS"')
+    command = shlex.split(agent_command) if agent_command is not None else None
+    if command is not None and not command:
+        raise click.UsageError("--command is empty")
+    text = " ".join(prompt)
+    if not text and not sys.stdin.isatty():
+        text = sys.stdin.read().strip()
+    if not text:
+        raise click.UsageError("give a prompt: acp-adapters run ... PROMPT")
+    pm = get_plugin_manager()
+    if command is None and provider is not None:
+        chosen = ProviderRegistry.collect(pm).get(provider)
+        if chosen.launch is None:
+            raise Failure(
+                f'provider {chosen.id!r} has no launch command: pass --command "CMD ARGS"',
+                EXIT_USAGE,
+            )
+        # The provider's own command, spelled out, so that an error can name it.
+        command = [chosen.launch.command, *chosen.launch.args]
+    outcome = anyio.run(
+        partial(
+            run_session,
+            pm=pm,
+            provider=provider,
+            command=command,
+            cwd=cwd,
+            approve=approve,
+            record=record_path(record),
+            prompt=text,
+            output=output,
+        )
+    )
+    folder = os.path.abspath(cwd)
+    renderer = Renderer(roots=(folder, os.path.realpath(folder)))
+    if output == "text":
+        click.echo("")
+    _print_outcome(outcome, output, renderer, body=False)
+
+
+@main.command()
+@click.option(
+    "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
+)
+@_debug_option
+def providers(output: Format) -> None:
+    """List the providers of the installed plugins: id, name, plugin, launch command.
+
+    ACP_ADAPTERS_PLUGINS and ACP_ADAPTERS_DISABLE_PLUGINS choose the plugins loaded.
+    """
+    registry = ProviderRegistry.collect(get_plugin_manager())
+    found = sorted(registry, key=lambda p: p.id)
+    if output == "json":
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": p.id,
+                        "name": p.name,
+                        "plugin": p.plugin,
+                        "command": [p.launch.command, *p.launch.args] if p.launch else None,
+                        "env": dict(p.launch.env) if p.launch else {},
+                        "agent_names": list(p.agent_names),
+                        "protocol_version": p.protocol_version,
+                        "env_needs": list(p.env_needs),
+                        "description": p.description,
+                    }
+                    for p in found
+                ],
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+        return
+    table = [("ID", "NAME", "PLUGIN", "COMMAND")]
+    for p in found:
+        launch = shlex.join([p.launch.command, *p.launch.args]) if p.launch else "(use --command)"
+        table.append((p.id, p.name, p.plugin or "?", launch))
+    widths = [max(len(row[column]) for row in table) for column in range(3)]
+    for number, row in enumerate(table):
+        line = "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False))
+        line += "  " + row[3]
+        click.echo(click.style(line, bold=True) if number == 0 else line)
+
+
+__all__ = ["main"]

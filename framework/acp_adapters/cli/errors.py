@@ -1,0 +1,101 @@
+"""What the command line says when something fails: one line that says what to do, and an exit code.
+
+========  ===========================================================================
+exit      when
+========  ===========================================================================
+0         the command did what it was asked
+1         the session failed: the agent exited or answered an error, it speaks no
+          protocol version this client speaks, a plugin failed, a replay went
+          otherwise than its capture
+2         usage: a bad option or argument, a provider no plugin provides
+3         the agent's command was not found
+4         the agent needs authentication first
+5         the capture cannot be read (missing, not UTF-8, no capture line in it)
+130       interrupted
+141       stdout was closed before the output ended (``| head``); nothing is printed
+========  ===========================================================================
+"""
+
+from __future__ import annotations
+
+from ..client import AgentNotFoundError, AuthenticationRequiredError, ProtocolVersionError
+from ..errors import (
+    AcpAdaptersError,
+    CaptureError,
+    DuplicateProviderError,
+    PluginError,
+    PluginLoadError,
+    UnknownProviderError,
+)
+from ..transport import ConnectionClosed, RpcError
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_AGENT_NOT_FOUND = 3
+EXIT_AUTHENTICATION = 4
+EXIT_CAPTURE = 5
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+
+
+class Failure(AcpAdaptersError):
+    """A failure the command line words itself: its one line and its exit code."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def explain(error: BaseException) -> tuple[int, str]:
+    """The exit code and the one line to print for an error that ends a command."""
+    if isinstance(error, Failure):
+        return error.exit_code, _one_line(str(error))
+    if isinstance(error, KeyboardInterrupt):
+        return EXIT_INTERRUPTED, "interrupted"
+    if isinstance(error, UnknownProviderError):
+        return EXIT_USAGE, f"{_one_line(str(error))}; `acp-adapters providers` lists them"
+    if isinstance(error, AgentNotFoundError):
+        return EXIT_AGENT_NOT_FOUND, _one_line(str(error))
+    if isinstance(error, AuthenticationRequiredError):
+        return EXIT_AUTHENTICATION, (
+            f"{_one_line(str(error))}: give the agent its credentials (its environment "
+            "variables, or its own login command), then run again"
+        )
+    if isinstance(error, CaptureError):
+        return EXIT_CAPTURE, f"{_one_line(str(error))}: pass a capture file (.jsonl)"
+    if isinstance(error, ProtocolVersionError):
+        return EXIT_FAILED, (
+            f"{_one_line(str(error))}: use a version of the agent that speaks ACP 1 or 2"
+        )
+    if isinstance(error, ConnectionClosed):
+        status = error.exit_status
+        said = _last_line(error.stderr_tail)
+        return EXIT_FAILED, (
+            f"the agent exited (exit status {status})"
+            + (f"; its stderr ends with: {said}" if said else "")
+            + "; run again with --debug to see more"
+        )
+    if isinstance(error, RpcError):
+        return EXIT_FAILED, (
+            f"the agent answered an error: {_one_line(error.message)} (code {error.code}); "
+            "run again with --debug to see more"
+        )
+    if isinstance(error, PluginLoadError | PluginError | DuplicateProviderError):
+        return EXIT_FAILED, (
+            f"{_one_line(str(error))}; leave that plugin out with "
+            "ACP_ADAPTERS_DISABLE_PLUGINS=<its name>"
+        )
+    if isinstance(error, AcpAdaptersError | OSError):
+        return EXIT_FAILED, _one_line(str(error))
+    return EXIT_FAILED, (
+        f"internal error: {_one_line(repr(error))}; run again with --debug and report the traceback"
+    )
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()) or "(no message)"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else ""

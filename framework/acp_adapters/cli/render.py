@@ -1,0 +1,211 @@
+"""The text timeline: one block per item, patches coloured, and a summary line.
+
+Everything here returns strings styled with :func:`click.style`; ``click.echo``
+drops the colours when the output is not a terminal (or ``NO_COLOR`` is set),
+so the same text reads in a pipe. A block is a header line
+(``[ordinal] kind  status  title``) and the item's body, indented::
+
+    [5] file_change  completed  write README.md
+        add README.md  +5 -0
+        --- /dev/null
+        +++ README.md
+        @@ -0,0 +1,5 @@
+        +# hello
+
+Paths under the session's folder are shown relative to it, in headers and in
+the patch's ``---``/``+++`` lines alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+INDENT = "    "
+
+_STATUS_COLOURS = {
+    "completed": "green",
+    "failed": "red",
+    "cancelled": "yellow",
+    "waiting": "magenta",
+    "running": "blue",
+    "pending": "blue",
+}
+_PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
+#: The kinds whose text the streaming output writes as it arrives.
+STREAMED_KINDS = ("assistant_message", "reasoning")
+
+
+@dataclass
+class Renderer:
+    """Renders rows as text, with paths under ``roots`` shown relative to them."""
+
+    roots: tuple[str, ...] = ()
+    _prefixes: tuple[str, ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        # Longest first, so that a folder inside another is stripped whole.
+        self._prefixes = tuple(
+            sorted({root.rstrip("/") + "/" for root in self.roots if root}, key=len, reverse=True)
+        )
+
+    def path(self, path: str) -> str:
+        for prefix in self._prefixes:
+            if path.startswith(prefix):
+                return path[len(prefix) :]
+        return path
+
+    def header(self, row: dict[str, Any]) -> str:
+        """``[ordinal] kind  status  title``."""
+        parts = [
+            click.style(f"[{row['ordinal']}]", dim=True),
+            click.style(str(row["kind"]), bold=True),
+            click.style(str(row["status"]), fg=_STATUS_COLOURS.get(row["status"])),
+        ]
+        title = row["title"]
+        if row["kind"] == "command_execution" and row["command"]:
+            title = None  # the body shows the command itself
+        if title:
+            parts.append(self.path(str(title)))
+        return " ".join(parts[:2]) + "  " + "  ".join(parts[2:])
+
+    def body(self, row: dict[str, Any]) -> list[str]:
+        """The lines under the header, not yet indented."""
+        kind = row["kind"]
+        if kind in ("user_message", "assistant_message", "reasoning"):
+            return _text_lines(row["text"], dim=kind == "reasoning")
+        if kind == "plan":
+            return [
+                f"{_PLAN_MARKS.get(entry['status'], '[?]')} {entry['content']}"
+                for entry in row["entries"]
+            ]
+        if kind == "file_change":
+            return self._file_change(row)
+        if kind == "command_execution":
+            lines = [click.style(f"$ {row['command'] or row['title'] or '(command)'}", bold=True)]
+            lines += _text_lines(row["output"])
+            if row["exit_code"] is not None:
+                colour = "green" if row["exit_code"] == 0 else "red"
+                lines.append(click.style(f"exit {row['exit_code']}", fg=colour))
+            return lines
+        if kind in ("file_read", "search"):
+            lines = _text_lines(row["text"])
+            paths = ", ".join(self.path(p) for p in row["paths"])
+            return lines + ([paths] if paths else [])
+        if kind == "approval_request":
+            return [self._answer(row)]
+        if kind == "error":
+            code = f" (code {row['code']})" if row["code"] is not None else ""
+            return [click.style(f"{row['text']}{code}", fg="red")]
+        return _text_lines(row["text"])  # fetch, tool, notice
+
+    def block(self, row: dict[str, Any]) -> str:
+        """The whole block of one item."""
+        lines = [self.header(row)]
+        lines += [INDENT + line if line else "" for line in self.body(row)]
+        return "\n".join(lines)
+
+    def timeline(self, rows: Iterable[dict[str, Any]]) -> str:
+        """The blocks of every row, a blank line between two."""
+        return "\n\n".join(self.block(row) for row in rows)
+
+    def patch(self, patch: str) -> list[str]:
+        """A unified patch's lines, coloured: ``+`` green, ``-`` red, ``@@`` cyan."""
+        lines = []
+        for line in patch.rstrip("\n").split("\n"):
+            if line.startswith(("--- ", "+++ ")):
+                lines.append(click.style(line[:4] + self.path(line[4:]), bold=True))
+            elif line.startswith("@@"):
+                lines.append(click.style(line, fg="cyan"))
+            elif line.startswith("+"):
+                lines.append(click.style(line, fg="green"))
+            elif line.startswith("-"):
+                lines.append(click.style(line, fg="red"))
+            else:
+                lines.append(line)
+        return lines
+
+    def _file_change(self, row: dict[str, Any]) -> list[str]:
+        operations: dict[str, str] = row["operations"]
+        changed = ", ".join(
+            f"{operations.get(path, 'modify')} {self.path(path)}" for path in row["paths"]
+        )
+        counts = (
+            click.style(f"+{row['additions']}", fg="green")
+            + " "
+            + click.style(f"-{row['deletions']}", fg="red")
+        )
+        lines = [f"{changed or '(no path)'}  {counts}"]
+        if row["patch_note"]:
+            lines.append(click.style(str(row["patch_note"]), dim=True))
+        if row["diff_str"] is not None:
+            lines += self.patch(row["diff_str"])
+        elif row["diff_omitted_reason"]:
+            lines.append(click.style(f"(patch omitted: {row['diff_omitted_reason']})", dim=True))
+        return lines
+
+    def _answer(self, row: dict[str, Any]) -> str:
+        if row["outcome"] == "selected":
+            kind = str(row["option_kind"] or "")
+            colour = "red" if kind.startswith("reject") else "green"
+            return click.style(f"{row['option_id']} ({kind or 'selected'})", fg=colour)
+        if row["outcome"] is not None:
+            return click.style(str(row["outcome"]), fg="yellow")
+        return click.style("waiting for an answer", fg="magenta")
+
+
+def _text_lines(text: str | None, *, dim: bool = False) -> list[str]:
+    if not text:
+        return []
+    lines = text.rstrip("\n").split("\n")
+    return [click.style(line, dim=True) for line in lines] if dim else lines
+
+
+def summary(
+    rows: list[dict[str, Any]],
+    *,
+    provider: str,
+    version: int,
+    stop_reason: str | None,
+) -> str:
+    """One line: items and turns, file changes, commands, approvals, errors, why it stopped.
+
+    ``grok, protocol 1: 9 items in 1 turn; 3 file changes (4 files, +14 -2), 1 approval;
+    stop reason end_turn``
+    """
+    changes = [row for row in rows if row["kind"] == "file_change"]
+    files = {path for row in changes for path in row["paths"]}
+    additions = sum(row["additions"] for row in changes)
+    deletions = sum(row["deletions"] for row in changes)
+    turns = len({row["turn"] for row in rows if row["turn"]})
+    counted = [_count(len(rows), "item") + f" in {_count(turns, 'turn')}"]
+    details = []
+    if changes:
+        details.append(
+            f"{_count(len(changes), 'file change')} ({_count(len(files), 'file')}, "
+            + click.style(f"+{additions}", fg="green")
+            + " "
+            + click.style(f"-{deletions}", fg="red")
+            + ")"
+        )
+    for kind, noun in (
+        ("command_execution", "command"),
+        ("approval_request", "approval"),
+        ("error", "error"),
+    ):
+        number = sum(row["kind"] == kind for row in rows)
+        if number:
+            details.append(_count(number, noun))
+    line = click.style(f"{provider}, protocol {version}:", bold=True) + " " + "; ".join(counted)
+    if details:
+        line += "; " + ", ".join(details)
+    if stop_reason:
+        line += f"; stop reason {stop_reason}"
+    return line
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" + ("" if number == 1 else "s")

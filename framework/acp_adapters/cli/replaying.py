@@ -1,0 +1,358 @@
+"""``acp-adapters replay`` and ``demo``: the timeline of a capture, live or offline.
+
+Offline, the capture is projected as it is (:func:`acp_adapters.project_capture`).
+Live, the replay agent (``python -m acp_adapters.replay``) plays the capture's
+agent side as a real subprocess, and this client plays the capture's client
+side through :func:`acp_adapters.connect`, in a temporary folder seeded with
+the files the capture started from:
+
+* the same requests and notifications, in the same order (``initialize``
+  asking for the version the capture asked for, ``session/new``, prompts,
+  ``session/cancel``, ...), each sent once the agent has sent what the capture
+  shows before it, so that a cancel lands inside its turn;
+* permission requests answered as the capture answered them; the agent's other
+  requests (files, terminals) answered by this client, as in any session.
+
+The folder is written ``<workspace>`` in the output, as captures write it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+
+from .. import replay
+from ..client import Session, connect
+from ..errors import AcpAdaptersError, CaptureError
+from ..replay import (
+    DEFAULT_TIMEOUT,
+    Capture,
+    RequestKey,
+    recorded_answers,
+    request_key,
+    seed_workspace,
+)
+from ..timeline.capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT, project_capture
+from .errors import Failure
+from .live import Outcome
+from .rows import WORKSPACE_MARK, item_rows, portable
+
+Match = Literal["exact", "methods"]
+
+#: The bundled capture ``acp-adapters demo`` replays (written by tools/generate_demo.py).
+DEMO_CAPTURE = "data/grok-demo-v1.jsonl"
+
+
+@contextlib.contextmanager
+def demo_capture() -> Iterator[Path]:
+    """The bundled demo capture as a file on disk (for as long as the block runs)."""
+    with resources.as_file(resources.files(__package__).joinpath(DEMO_CAPTURE)) as path:
+        yield path
+
+
+def read_capture(path: str | os.PathLike[str]) -> Capture:
+    """The capture's entries, in order, and the lines left out (``Capture.warnings``).
+
+    :raises CaptureError: the file cannot be read, is not UTF-8, or has no capture line.
+    """
+    shown = os.fspath(path)
+    if not os.path.exists(shown):
+        raise CaptureError(f"no capture at {shown!r}")
+    if os.path.isdir(shown):
+        raise CaptureError(f"{shown!r} is a folder, not a capture")
+    capture = replay.read_capture(shown)
+    if not any(entry.parts for entry in capture.entries):
+        raise CaptureError(
+            f"{shown!r} is not a capture: no line is a message "
+            '({"dir": ..., "t": ..., "msg": {...}})'
+        )
+    return capture
+
+
+@dataclass
+class ClientStep:
+    """A request or notification the capture's client sent, and where it sent it.
+
+    ``after`` counts the agent's lines the capture has before it; ``answered_at``,
+    for a request, the agent's lines up to and including its answer (None: never
+    answered).
+    """
+
+    method: str
+    params: dict[str, Any]
+    is_request: bool
+    after: int
+    answered_at: int | None = None
+
+
+def client_steps(capture: Capture) -> list[ClientStep]:
+    """What the capture's client sent, in order, each placed among the agent's lines."""
+    steps: list[ClientStep] = []
+    waiting: dict[RequestKey, ClientStep] = {}
+    agent_lines = 0
+    for entry in capture.entries:
+        if entry.direction == AGENT_TO_CLIENT:
+            agent_lines += 1
+            for part in entry.parts:
+                if part.kind == "answer":
+                    answered = waiting.pop(request_key(part.message["id"]), None)
+                    if answered is not None:
+                        answered.answered_at = agent_lines
+        elif entry.direction == CLIENT_TO_AGENT:
+            for part in entry.parts:
+                if part.method is None:
+                    continue  # an answer to one of the agent's requests: this client answers
+                params = part.message.get("params")
+                step = ClientStep(
+                    method=part.method,
+                    params=params if isinstance(params, dict) else {},
+                    is_request=part.kind == "request",
+                    after=agent_lines,
+                )
+                steps.append(step)
+                if step.is_request:
+                    waiting[request_key(part.message["id"])] = step
+    return steps
+
+
+def replay_offline(path: str | os.PathLike[str], *, provider: str | None) -> Outcome:
+    """The timeline of a capture, projected without any process."""
+    capture = read_capture(path)
+    timeline = project_capture(path, provider=provider)
+    return Outcome(
+        rows=item_rows(timeline.items),
+        provider=timeline.provider.id,
+        version=timeline.version,
+        stop_reason=timeline.state.turn_state.stop_reason,
+        skipped=capture.warnings,
+    )
+
+
+async def replay_live(
+    path: str | os.PathLike[str],
+    *,
+    provider: str | None,
+    match: Match,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> Outcome:
+    """The timeline of a capture played by the replay agent, with this client as its client.
+
+    A replay that goes as captured gives the capture's timeline, also where the
+    capture's session failed (an error answer, the agent exiting): that is what
+    was recorded, and ``Outcome.ended`` says it.
+
+    :raises Failure: the replay agent found this client doing otherwise than the
+        capture's client (or waited for it in vain).
+    """
+    capture = Path(path).resolve()  # the agent runs in the temporary folder
+    read = read_capture(capture)
+    steps = client_steps(read)
+    asked = next((s.params.get("protocolVersion") for s in steps if s.method == "initialize"), None)
+    with tempfile.TemporaryDirectory(prefix="acp-adapters-replay-") as root:
+        workspace = Path(root) / "workspace"
+        workspace.mkdir()
+        status = Path(root) / "status.json"
+        seed_workspace(capture, workspace)
+        command = [
+            sys.executable,
+            "-m",
+            "acp_adapters.replay",
+            "--match",
+            match,
+            "--timeout",
+            str(timeout),
+            "--status",
+            str(status),
+            str(capture),
+        ]
+        player = _Player(steps, timeout)
+        try:
+            async with connect(
+                provider,
+                workspace,
+                command=command,
+                env=_recorded_credentials(read),
+                policy="ask",
+                ask=recorded_answers(capture),
+                protocol=asked if asked in (1, 2) else None,
+                new_session=False,
+                disk_patches=False,  # the replay agent edits nothing: the disk has no true patch
+                observe=player.observe,
+            ) as session:
+                await player.play(session)
+                timeline = session.timeline
+                stop_reason = session.projector.state.turn_state.stop_reason
+        except AcpAdaptersError as error:  # before the session opened
+            _check_status(status, capture, error, match)
+            raise
+        failure = player.failures[0] if player.failures else None
+        _check_status(status, capture, failure, match)
+        rows = portable(item_rows(timeline.items), workspace)
+    return Outcome(
+        rows=rows,
+        provider=timeline.provider.id,
+        version=timeline.version,
+        stop_reason=stop_reason,
+        ended=" ".join(str(portable(str(failure), workspace)).split()) if failure else None,
+        skipped=read.warnings,
+    )
+
+
+class _Player:
+    """Sends the capture's client steps through a session, each at its place among the agent's."""
+
+    def __init__(self, steps: list[ClientStep], timeout: float) -> None:
+        self.steps = steps
+        self.timeout = timeout
+        self.failures: list[AcpAdaptersError] = []
+        self._received = 0
+        self._done: set[int] = set()
+        self._changed = anyio.Event()
+
+    def observe(self, direction: str, _message: Any) -> None:
+        if direction == "in":
+            self._received += 1
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def play(self, session: Session) -> None:
+        folder = str(session.workspace.cwd)
+        async with anyio.create_task_group() as task_group:
+            for index, step in enumerate(self.steps):
+                if step.method == "initialize":
+                    continue  # connect sent it
+                await self._until_due(index)
+                if self.failures:
+                    break
+                params = _localized(step.params, folder)
+                if step.is_request:
+                    task_group.start_soon(self._request, session, index, step.method, params)
+                elif step.method == "session/cancel":
+                    await session.cancel()
+                # Other notifications have no counterpart in the session API.
+
+    async def _until_due(self, position: int) -> None:
+        """Wait until the agent has sent what the capture has before step ``position``.
+
+        That is: as many lines as the capture's agent sent before it, and the
+        answers among them to this client's earlier requests handled. Bounded: when
+        the agent stops short (it failed), the replay agent's report says why.
+        """
+        step = self.steps[position]
+        earlier = [
+            index
+            for index, other in enumerate(self.steps[:position])
+            if other.is_request
+            and other.method != "initialize"
+            and other.answered_at is not None
+            and other.answered_at <= step.after
+        ]
+        with anyio.move_on_after(self.timeout):
+            while not self.failures and (
+                self._received < step.after or any(i not in self._done for i in earlier)
+            ):
+                await self._changed.wait()
+
+    async def _request(
+        self, session: Session, index: int, method: str, params: dict[str, Any]
+    ) -> None:
+        try:
+            await _send(session, method, params)
+        except AcpAdaptersError as error:
+            self.failures.append(error)
+        finally:
+            self._done.add(index)
+            self._wake()
+
+
+async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
+    """Send one of the capture's client requests the way the session API sends it."""
+    if method == "session/new":
+        await session.new_session()
+    elif method == "session/prompt":
+        await session.prompt(params.get("prompt") or [])
+    elif method in ("authenticate", "auth/login"):
+        await session.authenticate(str(params.get("methodId")))
+    elif method == "session/load":
+        await session.load_session(str(params.get("sessionId")))
+    elif method == "session/resume":
+        await session.resume_session(str(params.get("sessionId")))
+    elif method == "session/set_mode":
+        await session.set_mode(str(params.get("modeId")))
+    elif method == "session/set_config_option":
+        value = params.get("value")
+        await session.set_config_option(
+            str(params.get("configId")), value if isinstance(value, bool) else str(value)
+        )
+    elif method == "session/close":
+        await session.close_session()
+    elif method == "session/list":
+        await session.list_sessions()
+
+
+def _recorded_credentials(capture: Capture) -> dict[str, str]:
+    """Stand-ins for the variables the capture's ``env_var`` auth methods read.
+
+    The session checks that an ``env_var`` method's variables are set before it
+    authenticates; the replay agent reads none of them, so a stand-in is enough
+    (a variable already set is left as it is).
+    """
+    needed: dict[str, str] = {}
+    for entry in capture.entries:
+        for part in entry.parts:
+            result = part.message.get("result")
+            methods = result.get("authMethods") if isinstance(result, dict) else None
+            for method in methods if isinstance(methods, list) else []:
+                for variable in method.get("vars", []) if isinstance(method, dict) else []:
+                    name = variable.get("name") if isinstance(variable, dict) else None
+                    if isinstance(name, str) and name not in os.environ:
+                        needed[name] = "replay"
+    return needed
+
+
+def _localized(value: Any, folder: str) -> Any:
+    """``<workspace>`` in what the capture's client sent, written as this replay's folder."""
+    if isinstance(value, str):
+        return value.replace(WORKSPACE_MARK, folder)
+    if isinstance(value, dict):
+        return {key: _localized(item, folder) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_localized(item, folder) for item in value]
+    return value
+
+
+def _check_status(status: Path, capture: Path, failure: BaseException | None, match: Match) -> None:
+    """Fail when the replay agent reports that this client went otherwise than the capture's.
+
+    The agent's ``--status`` file says ``ok`` (played to the end, or to the
+    recorded exit), ``mismatch``, ``timeout`` or ``error``, with a one-line report.
+    """
+    try:
+        report = json.loads(status.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        report = None
+    verdict = report.get("status") if isinstance(report, dict) else None
+    if verdict == "ok":
+        return
+    if isinstance(report, dict) and verdict in ("mismatch", "timeout", "error"):
+        line = f" (capture line {report['line']})" if report.get("line") else ""
+        hint = "--match methods, or --offline" if match == "exact" else "--offline"
+        raise Failure(
+            f"the replay of {capture.name} went otherwise than the capture: {verdict}{line}: "
+            f"{report.get('report') or 'no report'}; try {hint}"
+        ) from failure
+    if failure is not None:  # no verdict: the failure is this session's own
+        raise failure

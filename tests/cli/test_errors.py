@@ -1,0 +1,48 @@
+"""Each error that ends a command: its exit code, and one line that says what to do."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_adapters import (
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    CaptureError,
+    PluginError,
+    ProtocolVersionError,
+    UnknownProviderError,
+)
+from acp_adapters.cli.errors import Failure, explain
+from acp_adapters.transport import ConnectionClosed, RpcError
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "says"),
+    [
+        (Failure("it broke", 7), 7, "it broke"),
+        (UnknownProviderError("no loaded plugin provides 'x'"), 2, "acp-adapters providers"),
+        (AgentNotFoundError("cannot start the agent: 'npx' was not found"), 3, "'npx'"),
+        (
+            AuthenticationRequiredError("needs a key", [{"id": "api-key"}]),
+            4,
+            "give the agent its credentials",
+        ),
+        (CaptureError("no capture at 'x'"), 5, "pass a capture file"),
+        (ProtocolVersionError("answered 7"), 1, "speaks ACP 1 or 2"),
+        (
+            ConnectionClosed("closed", 3, "Traceback (most recent call last):\n  ...\nboom\n"),
+            1,
+            "its stderr ends with: boom",
+        ),
+        (RpcError(-32603, "Internal error\nwith detail"), 1, "Internal error with detail"),
+        (PluginError("plugin 'p' failed", hook="h", plugin="p"), 1, "ACP_ADAPTERS_DISABLE_PLUGINS"),
+        (KeyboardInterrupt(), 130, "interrupted"),
+        (ZeroDivisionError("x"), 1, "run again with --debug"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, BaseException) else str(v),
+)
+def test_explain(error: BaseException, code: int, says: str) -> None:
+    exit_code, line = explain(error)
+    assert exit_code == code
+    assert says in line
+    assert "\n" not in line

@@ -1,0 +1,107 @@
+"""``acp-adapters replay`` (live): the replay agent plays the capture as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from acp_adapters.cli.replaying import client_steps, read_capture
+
+from .conftest import CAPTURES, SYNTHETIC, Invoke, agent_command, one_error_line
+
+#: Captures of other clients that a replay in methods mode follows to their end.
+FOLLOWED = [
+    CAPTURES / "claude-agent-acp-fakellm-tools-v1.jsonl",
+    CAPTURES / "codex-acp-fakellm-tools-v1.jsonl",
+    CAPTURES / "kimi-cli-scripted-tools-v1.jsonl",
+    CAPTURES / "sdk-scripted-edit-agent-v1.jsonl",
+    CAPTURES / "sdk-scripted-edit-agent-v1-cancel.jsonl",
+    *sorted(SYNTHETIC.glob("*.jsonl")),
+]
+
+
+def _without_times(rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [{k: v for k, v in row.items() if k not in ("created_at", "updated_at")} for row in rows]
+
+
+@pytest.mark.parametrize("capture", FOLLOWED, ids=lambda p: p.stem)
+def test_methods_mode_gives_the_offline_timeline(cli: Invoke, capture: Path) -> None:
+    live = cli("replay", "--match", "methods", "--format", "json", str(capture))
+    assert live.exit_code == 0, live.stderr
+    offline = cli("replay", "--offline", "--format", "json", str(capture))
+    live_rows, offline_rows = json.loads(live.stdout), json.loads(offline.stdout)
+    assert [(r["kind"], r["status"]) for r in live_rows] == [
+        (r["kind"], r["status"]) for r in offline_rows
+    ]
+    live_patches = [r["diff_str"] for r in live_rows if r["kind"] == "file_change"]
+    assert live_patches == [r["diff_str"] for r in offline_rows if r["kind"] == "file_change"]
+
+
+def test_a_recorded_run_replays_exactly(cli: Invoke, workspace: Path, tmp_path: Path) -> None:
+    record = tmp_path / "edit.jsonl"
+    command = agent_command("edit", str(workspace))
+    ran = cli(
+        "run",
+        "--command",
+        command,
+        "--cwd",
+        str(workspace),
+        "--approve",
+        "full-access",
+        "--record",
+        str(record),
+        "--format",
+        "json",
+        "edit",
+    )
+    assert ran.exit_code == 0, ran.stderr
+    replayed = cli("replay", "--format", "json", str(record))  # exact is the default
+    assert replayed.exit_code == 0, replayed.stderr
+    real = str(workspace.resolve())
+    original = json.loads(ran.stdout.replace(real, "<workspace>"))
+    assert _without_times(json.loads(replayed.stdout)) == _without_times(original)
+
+
+def test_a_replay_that_goes_otherwise_fails_with_the_report(cli: Invoke) -> None:
+    capture = SYNTHETIC / "grok-write-new-file-v1.jsonl"  # not recorded by this client
+    result = cli("replay", str(capture))
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "went otherwise than the capture: mismatch (capture line 1)" in line
+    assert "$.params.clientInfo" in line
+    assert "try --match methods, or --offline" in line
+    assert result.stdout == ""
+
+
+def test_a_capture_whose_session_failed_replays_as_recorded(cli: Invoke) -> None:
+    result = cli("replay", "--match", "methods", str(CAPTURES / "codex-acp-v1.jsonl"))
+    assert result.exit_code == 0
+    assert result.stderr.startswith("Note: the recorded session ended with an error: ")
+    assert "Authentication required" in result.stderr
+
+
+def test_a_crash_replays_as_recorded(cli: Invoke) -> None:
+    result = cli("replay", "--match", "methods", str(SYNTHETIC / "grok-crash-mid-turn-v1.jsonl"))
+    assert result.exit_code == 0, result.stderr
+    assert "] error  failed" in result.stdout
+    assert "stop reason agent_exited" in result.stdout
+
+
+def test_a_missing_capture(cli: Invoke, tmp_path: Path) -> None:
+    result = cli("replay", str(tmp_path / "missing.jsonl"))
+    assert result.exit_code == 5
+    assert "no capture at" in one_error_line(result)
+
+
+def test_client_steps_are_placed_among_the_agents_lines() -> None:
+    steps = client_steps(read_capture(CAPTURES / "sdk-scripted-edit-agent-v1-cancel.jsonl"))
+    methods = [step.method for step in steps]
+    assert methods[:3] == ["initialize", "session/new", "session/prompt"]
+    assert "session/cancel" in methods
+    cancel = steps[methods.index("session/cancel")]
+    prompt = steps[2]
+    assert not cancel.is_request
+    assert prompt.after <= cancel.after < (prompt.answered_at or 0)
+    assert steps[0].answered_at == 1
