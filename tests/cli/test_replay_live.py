@@ -64,6 +64,56 @@ def test_a_recorded_run_replays_exactly(cli: Invoke, workspace: Path, tmp_path: 
     assert _without_times(json.loads(replayed.stdout)) == _without_times(original)
 
 
+@pytest.mark.parametrize("scenario", ["fragment", "v2-edit"])
+def test_the_disks_true_patches_are_recorded_and_replayed(
+    cli: Invoke, workspace: Path, tmp_path: Path, scenario: str
+) -> None:
+    """An agent that edits the disk itself: the run's patches come from the disk around the
+    edit; the capture keeps what was read, so both replays show the same patches."""
+    (workspace / "existing.txt").write_text("one\ntwo\nbeta\nfour\nfive\n")
+    record = tmp_path / "edit.jsonl"
+    ran = cli(
+        "run",
+        "--command",
+        agent_command(scenario, str(workspace)),
+        "--cwd",
+        str(workspace),
+        "--approve",
+        "full-access",
+        "--record",
+        str(record),
+        "--format",
+        "json",
+        "edit",
+    )
+    assert ran.exit_code == 0, ran.stderr
+    original = _without_times(
+        json.loads(ran.stdout.replace(str(workspace.resolve()), "<workspace>"))
+    )
+    (change,) = [row for row in original if row["kind"] == "file_change"]
+    assert change["patch_source"] == "disk"
+    assert "@@ -1,5 +1,5 @@\n one\n two\n-beta\n+BETA changed\n four\n five\n" in change["diff_str"]
+    disk = [json.loads(line) for line in record.read_text().splitlines() if '"dir": "disk"' in line]
+    assert {(d["phase"], d["path"]) for d in disk} == {
+        ("before", "<workspace>/existing.txt"),
+        ("after", "<workspace>/existing.txt"),
+    }
+    for replay in (["--offline"], []):
+        replayed = cli("replay", *replay, "--format", "json", str(record))
+        assert replayed.exit_code == 0, replayed.stderr
+        assert _without_times(json.loads(replayed.stdout)) == original, replay
+    # Without the disk lines, the capture has only what the agent reported.
+    bare = tmp_path / "bare.jsonl"
+    bare.write_text(
+        "".join(
+            line + "\n" for line in record.read_text().splitlines() if '"dir": "disk"' not in line
+        )
+    )
+    reported = json.loads(cli("replay", "--offline", "--format", "json", str(bare)).stdout)
+    (change,) = [row for row in reported if row["kind"] == "file_change"]
+    assert change["patch_source"] != "disk"
+
+
 def test_a_replay_that_goes_otherwise_fails_with_the_report(cli: Invoke) -> None:
     capture = SYNTHETIC / "grok-write-new-file-v1.jsonl"  # not recorded by this client
     result = cli("replay", str(capture))

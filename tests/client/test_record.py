@@ -44,7 +44,15 @@ async def test_a_recorded_session_projects_to_the_same_timeline(
         await session.prompt("edit")
         live = session.timeline
     lines = entries(capture)
-    assert {line["dir"] for line in lines} == {"client->agent", "agent->client"}
+    # The files the edits name, as the client read them around each edit, are kept too.
+    assert {line["dir"] for line in lines} == {"client->agent", "agent->client", "disk"}
+    disk = [line for line in lines if line["dir"] == "disk"]
+    assert [(d["toolCallId"], d["path"], d["phase"], d["content"]) for d in disk] == [
+        ("edit-1", "<workspace>/existing.txt", "before", "alpha\nbeta\n"),
+        ("edit-1", "<workspace>/existing.txt", "after", "alpha\nBETA changed\n"),
+        ("edit-2", "<workspace>/new.txt", "before", None),
+        ("edit-2", "<workspace>/new.txt", "after", "brand new\n"),
+    ]
     assert all(isinstance(line["t"], float) for line in lines)
     assert [line["t"] for line in lines] == sorted(line["t"] for line in lines)
     assert str(workspace) not in capture.read_text()
@@ -99,3 +107,47 @@ def test_paths_are_written_as_marks(tmp_path: Path) -> None:
     assert recorder.portable(
         {f"{workspace}/a": [f"{home}/.config", f"{workspace}2/b", f"cd {workspace} && ls"]}
     ) == {"<workspace>/a": ["<home>/.config", "<home>/project2/b", "cd <workspace> && ls"]}
+
+
+async def test_disk_lines_carry_the_true_patch_and_a_broken_one_is_named(
+    connect: Any, workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "existing.txt").write_text("one\ntwo\nbeta\nfour\nfive\n")
+    capture = tmp_path / "fragment.jsonl"
+    async with connect(
+        command=fake_agent("fragment", str(workspace)), cwd=workspace, record=capture
+    ) as session:
+        await session.prompt("edit")
+        live = session.timeline
+    (change,) = live.of_kind("file_change")
+    assert change.patch_source == "disk"
+    assert comparable(project_capture(capture), workspace) == comparable(live, workspace)
+
+    lines = capture.read_text().splitlines()
+    (after,) = [n for n, line in enumerate(lines) if '"phase": "after"' in line]
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(
+        "\n".join([*lines[:after], '{"dir": "disk", "phase": 3}', *lines[after + 1 :]])
+    )
+    projected = project_capture(broken)
+    assert f"line {after + 1}: not a disk entry" in projected.problems
+    (change,) = projected.of_kind("file_change")
+    # Only the read as the edit started is left: the agent's fragment is placed in it.
+    expected = live.of_kind("file_change")[0].diff_str or ""
+    assert change.diff_str == expected.replace(str(workspace), "<workspace>")
+
+
+async def test_without_disk_patches_nothing_is_read_or_recorded(
+    connect: Any, workspace: Path, tmp_path: Path
+) -> None:
+    capture = tmp_path / "edit.jsonl"
+    async with connect(
+        command=fake_agent("edit", str(workspace)),
+        cwd=workspace,
+        policy="full-access",
+        record=capture,
+        disk_patches=False,
+    ) as session:
+        turn = await session.prompt("edit")
+    assert all(i.patch_source != "disk" for i in turn.items if i.kind == "file_change")  # type: ignore[union-attr]
+    assert {line["dir"] for line in entries(capture)} == {"client->agent", "agent->client"}

@@ -41,10 +41,20 @@ def test_unreadable_lines_are_left_out_and_named() -> None:
             '{"dir": "agent->client(raw)"}',
             '{"dir": "exit", "code": "three"}',
             '{"dir": "agent->client", "t": 1, "msg": {"jsonrpc": "2.0", "id": 1, "res',
+            '{"dir": "disk", "toolCallId": "e", "path": "<workspace>/a", "phase": "before"}',
+            '{"dir": "disk", "toolCallId": "e", "path": "<workspace>/a", "phase": "during"}',
+            '{"dir": "disk", "toolCallId": 7, "path": "<workspace>/a", "phase": "after"}',
+            '{"dir": "disk", "toolCallId": "e", "path": "<workspace>/a", "phase": "after",'
+            ' "content": "x"}',
         ]
     )
     assert [entry.line for entry in capture.entries] == [1, 8]
     assert capture.entries[1].exit_code is None
+    # Disk reads are not messages: kept apart (a missing content is no file).
+    assert [(read.line, read.phase, read.content) for read in capture.disk] == [
+        (10, "before", None),
+        (13, "after", "x"),
+    ]
     assert capture.warnings == [
         "line 2: not JSON, left out",
         "line 4: not a capture entry (a JSON object), left out",
@@ -52,6 +62,8 @@ def test_unreadable_lines_are_left_out_and_named() -> None:
         "line 6: no JSON-RPC message in it, left out",
         "line 7: no raw text in it, left out",
         "line 9: not JSON, left out",
+        "line 11: not a disk entry, left out",
+        "line 12: not a disk entry, left out",
     ]
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_adapters import PermissionQuery, ToolCall
-from acp_adapters.replay import recorded_answers, seed_workspace, workspace_files
+from acp_adapters.replay import recorded_answers, recorded_disk, seed_workspace, workspace_files
 
 from .conftest import write_entries
 
@@ -123,3 +123,37 @@ async def test_recorded_answers_of_a_refusal_and_of_a_cancel(tmp_path: Path) -> 
     assert await ask(_query("2", "a")) == "reject"
     assert await ask(_query("3", "c")) is None
     assert await ask(_query("4", "c")) is None
+
+
+def test_recorded_disk_reads_each_path_in_the_order_recorded(tmp_path: Path) -> None:
+    def disk(path: str, phase: str, content: str | None) -> dict[str, object]:
+        return {
+            "dir": "disk",
+            "t": 0,
+            "toolCallId": "e",
+            "path": path,
+            "phase": phase,
+            "content": content,
+        }
+
+    capture = write_entries(
+        tmp_path / "disk.jsonl",
+        [
+            disk("<workspace>/a.txt", "before", "one\n"),
+            disk("<workspace>/b.txt", "before", None),
+            disk("<workspace>/a.txt", "after", "see <workspace>/b.txt\n"),
+            disk("<workspace>/b.txt", "after", "new\n"),
+            disk("/etc/passwd", "before", "not a workspace file\n"),
+        ],
+    )
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    (folder / "a.txt").write_text("on the disk\n")
+    read = recorded_disk(capture, folder)
+    assert read(f"{folder}/b.txt") is None  # no file as the edit started
+    assert read(f"{folder}/a.txt") == "one\n"
+    assert read(f"{folder}/a.txt") == f"see {folder}/b.txt\n"  # the marks are this folder
+    assert read(f"{folder}/b.txt") == "new\n"
+    # More reads than recorded, or a file outside the folder: nothing (the disk is not read).
+    assert read(f"{folder}/a.txt") is None
+    assert read("/etc/passwd") is None

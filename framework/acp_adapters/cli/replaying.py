@@ -39,6 +39,7 @@ from ..replay import (
     Capture,
     RequestKey,
     recorded_answers,
+    recorded_disk,
     request_key,
     seed_workspace,
 )
@@ -186,7 +187,9 @@ async def replay_live(
                 ask=recorded_answers(capture),
                 protocol=asked if asked in (1, 2) else None,
                 new_session=False,
-                disk_patches=False,  # the replay agent edits nothing: the disk has no true patch
+                # The replay agent edits nothing: the files read around edits are those the
+                # capture's client read, if it recorded them.
+                disk_patches=recorded_disk(capture, workspace) if read.disk else False,
                 observe=player.observe,
             ) as session:
                 await player.play(session)

@@ -15,12 +15,13 @@ import time
 from pathlib import Path
 from typing import IO, Any
 
-from ..timeline.capture import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT
+from ..timeline.capture import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT, DISK_READ
 
 #: A line the agent printed that was not JSON: kept as text.
 AGENT_RAW = "agent->client(raw)"
 
 WORKSPACE_MARK = "<workspace>"
+_DIRECTIONS = {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT, "disk": DISK_READ}
 HOME_MARK = "<home>"
 
 
@@ -52,15 +53,14 @@ class CaptureRecorder:
     def __call__(self, direction: str, message: Any) -> None:
         """An observer for :func:`~acp_adapters.connect`.
 
-        ``("out" | "in", message)``, ``("raw", text)``, or ``("exit", {"code", "stderr"})``
-        when the agent exited on its own.
+        ``("out" | "in", message)``, ``("raw", text)``, ``("disk", {"toolCallId", "path",
+        "phase", "content"})`` for a file read around an edit, or ``("exit", {"code",
+        "stderr"})`` when the agent exited on its own.
         """
         if self._file is None:
             return
         entry: dict[str, Any] = {
-            "dir": {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT}.get(
-                direction, AGENT_RAW
-            ),
+            "dir": _DIRECTIONS.get(direction, AGENT_RAW),
             "t": round(time.monotonic() - self._start, 6),
         }
         if direction == "raw":
@@ -68,6 +68,10 @@ class CaptureRecorder:
         elif direction == "exit":
             entry["code"] = message.get("code")
             entry["stderr"] = self.portable(str(message.get("stderr", "")))
+        elif direction == "disk":
+            # The file's text is made portable as the messages are: an agent's oldText
+            # naming the workspace must still be found in it when the capture is projected.
+            entry.update(self.portable(message))
         else:
             entry["msg"] = self.portable(message)
         self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")

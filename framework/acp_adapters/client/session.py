@@ -29,7 +29,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import pluggy
@@ -70,6 +70,11 @@ AUTH_REQUIRED = -32000
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
 CATCH_UP_SECONDS = 0.02
+
+#: What reads a file's text around an edit (``connect(disk_patches=...)``); None: no such file.
+DiskReader = Callable[[str], str | None]
+#: When a file is read around an edit: as the tool call starts, or as it completes.
+DiskPhase = Literal["before", "after"]
 
 AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
 ElicitCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
@@ -165,7 +170,7 @@ class Session:
         fixed_provider: bool,
         agent_env: Mapping[str, str],
         observe: Callable[[str, Any], None] | None = None,
-        disk_patches: bool = True,
+        disk_patches: bool | DiskReader = True,
     ) -> None:
         #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
         self.problems: list[Problem] = []
@@ -202,7 +207,8 @@ class Session:
         self._task_group: TaskGroup | None = None
         self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
-        self._disk_patches = disk_patches
+        self._disk_patches = disk_patches is not False
+        self._read_disk: DiskReader = disk_patches if callable(disk_patches) else _read_disk
         self._observe = observe
         self._shutting_down = False
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
@@ -561,14 +567,22 @@ class Session:
                     continue
                 if not finished and not phases:
                     phases.add("before")
-                    self.projector.disk_observed(
-                        call.id, path, _read_disk(path), after=False, at=time.time()
-                    )
+                    self._disk_read(call.id, path, "before")
                 elif call.status == "completed" and "after" not in phases:
                     phases.add("after")
-                    self.projector.disk_observed(
-                        call.id, path, _read_disk(path), after=True, at=time.time()
-                    )
+                    self._disk_read(call.id, path, "after")
+
+    def _disk_read(self, tool_call_id: str, path: str, phase: DiskPhase) -> None:
+        """Read one file around an edit; the projection and the observers (a recording) get it."""
+        content = self._read_disk(path)
+        if self._observe is not None:
+            self._observe(
+                "disk",
+                {"toolCallId": tool_call_id, "path": path, "phase": phase, "content": content},
+            )
+        self.projector.disk_observed(
+            tool_call_id, path, content, after=phase == "after", at=time.time()
+        )
 
     async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
         version: Version = 2 if self.version == 2 else 1
@@ -725,7 +739,7 @@ async def connect(
     close_grace: float = 2.0,
     observe: Callable[[str, Any], None] | None = None,
     record: str | os.PathLike[str] | None = None,
-    disk_patches: bool = True,
+    disk_patches: bool | DiskReader = True,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -747,11 +761,16 @@ async def connect(
     :param new_session: start a session right away (else call ``load_session`` or
         ``resume_session``).
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
-        and with ``("raw", text)`` for each line the agent printed that was not JSON.
+        with ``("raw", text)`` for each line the agent printed that was not JSON, with
+        ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
+        edit (``disk_patches``), and with ``("exit", {"code", "stderr"})`` when the agent
+        exits on its own.
     :param record: a capture file to write the session's traffic to, as it goes (the
         workspace written ``<workspace>``, the home folder ``<home>``).
-    :param disk_patches: read the files an edit names around it, for their true patch
-        (off for a replay: no agent edits the disk then).
+    :param disk_patches: read the files an edit names as it starts and as it completes, for
+        its true patch. ``False`` reads nothing; a callable ``(path) -> text | None`` is read
+        instead of the disk (a replay reads what its capture recorded: no agent edits the
+        disk then).
     :raises AgentNotFoundError: the agent's command does not exist.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.

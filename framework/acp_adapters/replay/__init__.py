@@ -8,7 +8,8 @@ the capture format and both match modes. From Python:
 * :func:`compare`: how a live message is checked against a recorded one (``exact``);
 * :func:`workspace_files`, :func:`seed_workspace`: the files the capture found, for a
   fresh folder to replay in;
-* :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded.
+* :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded;
+* :func:`recorded_disk`: a ``disk_patches`` reader reading the files as recorded.
 
 The replay agent is a subprocess of every replayed session: this package uses the
 standard library only.
@@ -16,7 +17,7 @@ standard library only.
 
 from __future__ import annotations
 
-from ._capture import Capture, Entry, RequestKey, read_capture, request_key
+from ._capture import Capture, DiskRead, Entry, RequestKey, read_capture, request_key
 from .agent import (
     DEFAULT_TIMEOUT,
     EXIT_MISMATCH,
@@ -28,7 +29,7 @@ from .agent import (
     MatchMode,
     main,
 )
-from .helpers import recorded_answers, seed_workspace, workspace_files
+from .helpers import recorded_answers, recorded_disk, seed_workspace, workspace_files
 from .matching import ANY, HOME_MARK, WORKSPACE_MARK, Mismatch, compare, fill_marks
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "REPLAY_FAILED",
     "WORKSPACE_MARK",
     "Capture",
+    "DiskRead",
     "Entry",
     "MatchMode",
     "Mismatch",
@@ -52,6 +54,7 @@ __all__ = [
     "main",
     "read_capture",
     "recorded_answers",
+    "recorded_disk",
     "request_key",
     "seed_workspace",
     "workspace_files",

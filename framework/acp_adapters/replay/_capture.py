@@ -23,6 +23,9 @@ AGENT_TO_CLIENT = "agent->client"
 AGENT_RAW = "agent->client(raw)"
 #: The agent exited here: ``{"dir": "exit", "code": 3, "stderr": text}``.
 AGENT_EXIT = "exit"
+#: The recording client read a file around an edit: ``{"dir": "disk", "toolCallId": id,
+#: "path": path, "phase": "before" | "after", "content": text | null}``.
+DISK_READ = "disk"
 
 #: A capture file's path, or its lines.
 CaptureSource = str | os.PathLike[str] | Iterable[str]
@@ -60,12 +63,28 @@ class Entry:
     stderr: str = ""
 
 
+@dataclass(frozen=True)
+class DiskRead:
+    """A file the recording client read around an edit, and what it held (None: no file)."""
+
+    line: int
+    tool_call_id: str
+    path: str
+    phase: str
+    content: str | None
+
+
 @dataclass
 class Capture:
-    """The entries of a capture, and what was wrong with the lines that were left out."""
+    """The entries of a capture, and what was wrong with the lines that were left out.
+
+    The recording client's disk reads are not messages: they are kept apart, in
+    ``disk``, in the order they were made.
+    """
 
     entries: list[Entry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    disk: list[DiskRead] = field(default_factory=list)
 
 
 def message_parts(message: Any) -> tuple[Part, ...]:
@@ -106,12 +125,32 @@ def read_capture(source: CaptureSource) -> Capture:
         except ValueError:
             capture.warnings.append(f"line {number}: not JSON, left out")
             continue
+        if isinstance(value, dict) and value.get("dir") == DISK_READ:
+            read = _disk_read(number, value)
+            if read is None:
+                capture.warnings.append(f"line {number}: not a disk entry, left out")
+            else:
+                capture.disk.append(read)
+            continue
         entry = _entry(number, value)
         if isinstance(entry, str):
             capture.warnings.append(f"line {number}: {entry}, left out")
         else:
             capture.entries.append(entry)
     return capture
+
+
+def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:
+    call, path, phase = value.get("toolCallId"), value.get("path"), value.get("phase")
+    content = value.get("content")
+    if (
+        isinstance(call, str)
+        and isinstance(path, str)
+        and phase in ("before", "after")
+        and (content is None or isinstance(content, str))
+    ):
+        return DiskRead(number, call, path, str(phase), content)
+    return None
 
 
 def _entry(number: int, value: Any) -> Entry | str:

@@ -10,6 +10,7 @@ recorded client answered them (:func:`recorded_answers`).
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
 
 #: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
 RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]
+#: A ``disk_patches`` reader for :func:`acp_adapters.connect`: a file's text, or None.
+RecordedDisk = Callable[[str], str | None]
 
 
 def workspace_files(capture: CaptureSource) -> dict[str, str]:
@@ -111,6 +114,33 @@ def recorded_answers(capture: CaptureSource) -> RecordedAsk:
         return answers[chosen][1]
 
     return ask
+
+
+def recorded_disk(capture: CaptureSource, folder: str | os.PathLike[str]) -> RecordedDisk:
+    """A ``disk_patches`` reader that reads what the capture's client read around each edit.
+
+    A client that recorded with ``disk_patches`` on wrote each file it read around an
+    edit as a ``disk`` line; a replay played in ``folder`` reads those contents back,
+    in the order they were read, and so shows the true patches the live session
+    showed, though nothing edits the disk. A read the capture lacks is None (no file).
+    """
+    spellings = sorted({os.fspath(folder), os.path.realpath(folder)}, key=len, reverse=True)
+    recorded: dict[str, deque[str | None]] = {}
+    for done in read_capture(capture).disk:
+        recorded.setdefault(done.path, deque()).append(done.content)
+
+    def read(path: str) -> str | None:
+        for spelling in spellings:
+            if path == spelling or path.startswith(spelling + os.sep):
+                portable = WORKSPACE_MARK + path[len(spelling) :]
+                contents = recorded.get(portable)
+                if not contents:
+                    return None
+                content = contents.popleft()
+                return None if content is None else content.replace(WORKSPACE_MARK, spelling)
+        return None
+
+    return read
 
 
 def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:

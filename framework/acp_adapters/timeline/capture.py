@@ -3,7 +3,8 @@
 A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
 "msg": {...}}``; ``{"dir": "agent->client(raw)", "t": seconds, "raw": text}``
 is a line the agent printed that was not JSON, ``{"dir": "exit", "code": 3,
-"stderr": text}`` the agent exiting on its own. :func:`project_capture` reads
+"stderr": text}`` the agent exiting on its own, ``{"dir": "disk", ...}`` a file
+the recording client read around an edit (:data:`DISK_READ`). :func:`project_capture` reads
 one, follows the requests of both sides to their answers, and feeds a
 :class:`~.projector.Projector`:
 
@@ -43,6 +44,11 @@ CLIENT_TO_AGENT = "client->agent"
 AGENT_TO_CLIENT = "agent->client"
 #: The agent exited on its own here: ``{"dir": "exit", "code": 3, "stderr": "..."}``.
 AGENT_EXIT = "exit"
+#: A recording client read a file an edit names, as the edit started ("before") or
+#: completed ("after"): ``{"dir": "disk", "t": s, "toolCallId": id, "path": path,
+#: "phase": "before" | "after", "content": text | null}``. With these, a capture
+#: projects to the true patches the live session showed.
+DISK_READ = "disk"
 
 
 def negotiated_version(result: Any) -> int:
@@ -64,6 +70,20 @@ def agent_name(result: Any) -> str | None:
         info = result.get(key)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             return str(info["name"])
+    return None
+
+
+def disk_read(entry: dict[str, Any]) -> tuple[str, str, str, str | None] | None:
+    """A disk entry's tool call id, path, phase and content; None when it is not one."""
+    call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
+    content = entry.get("content")
+    if (
+        isinstance(call, str)
+        and isinstance(path, str)
+        and phase in ("before", "after")
+        and (content is None or isinstance(content, str))
+    ):
+        return call, path, str(phase), content
     return None
 
 
@@ -90,6 +110,12 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
             continue  # a line the agent printed that was not JSON: nothing to project
         if isinstance(entry, dict) and entry.get("dir") == AGENT_EXIT:
             yield entry
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == DISK_READ:
+            if disk_read(entry) is None:
+                problems.append(f"line {number}: not a disk entry")
+            else:
+                yield entry
             continue
         if not isinstance(entry, dict) or not isinstance(entry.get("msg"), dict | list):
             problems.append(f"line {number}: not a capture entry")
@@ -118,6 +144,18 @@ class CaptureReader:
                 stderr if isinstance(stderr, str) else "",
                 seconds,
             )
+        elif direction == DISK_READ:
+            call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
+            content = entry.get("content")
+            if (
+                isinstance(call, str)
+                and isinstance(path, str)
+                and phase in ("before", "after")
+                and (content is None or isinstance(content, str))
+            ):
+                self.projector.disk_observed(
+                    call, path, content, after=phase == "after", at=seconds
+                )
         elif "msg" in entry:
             self.feed(direction if isinstance(direction, str) else "", entry["msg"], seconds)
 
