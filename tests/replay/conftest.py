@@ -14,7 +14,7 @@ import pytest
 
 from acp_adapters import AcpAdaptersError, project_capture
 from acp_adapters.client import ProtocolVersionError, Session
-from acp_adapters.replay import recorded_answers, seed_workspace
+from acp_adapters.replay import read_capture, recorded_answers, recorded_disk, seed_workspace
 from acp_adapters.transport import ConnectionClosed, RpcError
 from contract.scenarios import Scenario
 
@@ -114,7 +114,10 @@ async def play(
             command=replay(scenario.path, "--match", match, "--status", str(status)),
             cwd=folder,
             env=auth_stand_ins(scenario.path),
-            disk_patches=False,
+            # Nothing edits the disk in a replay: the files read around edits are the recorded.
+            disk_patches=recorded_disk(scenario.path, folder)
+            if read_capture(scenario.path).disk
+            else False,
             policy="ask",
             ask=recorded_answers(scenario.path),
             new_session=False,
