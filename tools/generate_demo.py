@@ -176,8 +176,12 @@ def demo() -> list[dict[str, Any]]:
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "embeddedContext": True},
             },
-            "agentInfo": {"name": "grok", "title": "Grok Build", "version": "1.0.30"},
-            "authMethods": [],
+            # As Grok Build 1.0.41 answers: no agentInfo, its facts in x.ai's _meta.
+            "authMethods": [
+                {"id": "xai.api_key", "name": "xai.api_key", "description": "XAI_API_KEY"},
+                {"id": "grok.com", "name": "Grok", "description": "Sign in with Grok"},
+            ],
+            "_meta": {"agentVersion": "1.0.41", "x.ai/fs_notify": True},
         },
     )
     c.client_request("session/new", {"cwd": WS, "mcpServers": []}, {"sessionId": SESSION})

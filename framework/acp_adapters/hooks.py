@@ -86,6 +86,12 @@ class Hooks:
         )
         return result
 
+    def identify_agent(self, initialize_result: dict[str, Any]) -> str | None:
+        result: str | None = self._first(
+            "identify_agent", (str,), None, required=False, initialize_result=initialize_result
+        )
+        return result
+
     def render_item_text(self, item: TimelineItem) -> str:
         result: str = self._first("render_item_text", (str,), None, item=item)
         return result

@@ -14,7 +14,7 @@ or read-only (the session view): return new objects, never change what you got.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -41,6 +41,23 @@ def register_providers(register: ProviderRegistrar) -> None:
 
     :param register: call it with each :class:`~acp_adapters.Provider`.
     :returns: nothing.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def identify_agent(initialize_result: dict[str, Any]) -> str | None:
+    """Name the provider of an agent that no provider claims by its name.
+
+    Called when the ``initialize`` answer gives no name (``agentInfo.name`` in v1,
+    ``info.name`` in v2) or one that no provider lists in ``agent_names``; some
+    agents say who they are only in ``_meta``. Stops at first non-None result; an
+    id that is not registered is ignored, and the generic provider is used.
+
+    :param initialize_result: the ``initialize`` answer's ``result``, as the agent sent it
+        (untrusted: read it with care).
+    :returns: the id of one of your providers, or None.
 
     .. versionadded:: 0.1
     """

@@ -111,12 +111,19 @@ class ProviderRegistry:
                 f"no loaded plugin provides {provider_id!r} (loaded: {known})"
             ) from None
 
-    def for_agent(self, agent_name: str | None) -> Provider:
-        """The provider that claims an agent's self-reported name, else the generic one."""
+    def for_agent(self, agent_name: str | None, identified: str | None = None) -> Provider:
+        """The provider that claims an agent's self-reported name, else the generic one.
+
+        ``identified`` is the provider id a plugin named for an agent no provider
+        claims by its name (the ``identify_agent`` hook); an id not registered is
+        ignored.
+        """
         if agent_name:
             for provider in self._providers.values():
                 if agent_name in provider.agent_names:
                     return provider
+        if identified is not None and identified in self._providers:
+            return self._providers[identified]
         return self.get(GENERIC_PROVIDER_ID)
 
     def __iter__(self) -> Iterator[Provider]:

@@ -1,6 +1,7 @@
 """acp-adapters provider plugin for Grok Build.
 
-Registers the ``grok`` provider and overrides ``project_file_change`` for what
+Registers the ``grok`` provider, identifies Grok Build by its ``initialize``
+answer (it gives no name), and overrides ``project_file_change`` for what
 Grok's reports get wrong:
 
 * a diff that claims an empty old file (``oldText: ""``) for a file the session
@@ -14,6 +15,8 @@ What the client's file system showed (the built-in ``client_fs`` patch) still wi
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from acp_adapters import (
     DiffV1,
@@ -29,12 +32,30 @@ from acp_adapters import (
 )
 from acp_adapters.providers import ProviderRegistrar
 
-from .provider import PROVIDER, PROVIDER_ID
+from .provider import PROVIDER, PROVIDER_ID, XAI_META_PREFIX
 
 
 @hookimpl
 def register_providers(register: ProviderRegistrar) -> None:
     register(PROVIDER)
+
+
+@hookimpl
+def identify_agent(initialize_result: dict[str, Any]) -> str | None:
+    """Grok Build sends no ``agentInfo``: its ``_meta`` keys are in xAI's ``x.ai/`` namespace."""
+    for meta in (
+        initialize_result.get("_meta"),
+        _get(initialize_result.get("agentCapabilities"), "_meta"),
+    ):
+        if isinstance(meta, dict) and any(
+            isinstance(key, str) and key.startswith(XAI_META_PREFIX) for key in meta
+        ):
+            return PROVIDER_ID
+    return None
+
+
+def _get(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
 
 
 @hookimpl

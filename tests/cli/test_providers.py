@@ -20,7 +20,7 @@ def test_providers_table(cli: Invoke) -> None:
     assert lines[0].split() == ["ID", "NAME", "PLUGIN", "COMMAND"]
     rows = {line.split()[0]: line for line in lines[1:]}
     assert sorted(rows) == ["acp", "codex", "grok"]
-    assert rows["grok"].split()[-4:] == ["npx", "@xai-official/grok@1.0.30", "agent", "stdio"]
+    assert rows["grok"].split()[-4:] == ["npx", "@xai-official/grok@1.0.41", "agent", "stdio"]
     assert "Grok Build" in rows["grok"]
     assert " grok " in rows["grok"]
     assert rows["acp"].endswith("(use --command)")
@@ -33,7 +33,7 @@ def test_providers_json(cli: Invoke) -> None:
     assert sorted(providers) == ["acp", "grok"]
     grok = providers["grok"]
     assert grok["plugin"] == "grok"
-    assert grok["command"] == ["npx", "@xai-official/grok@1.0.30", "agent", "stdio"]
+    assert grok["command"] == ["npx", "@xai-official/grok@1.0.41", "agent", "stdio"]
     assert grok["protocol_version"] == 1
     assert grok["env_needs"] == ["XAI_API_KEY"]
     assert "grok" in grok["agent_names"]

@@ -183,7 +183,7 @@ def test_a_providers_agent_that_is_not_installed(cli: Invoke, tmp_path: Path) ->
     result = cli("run", "--provider", "grok", "hi", env=env)
     assert result.exit_code == 3
     assert one_error_line(result) == (
-        "Error: cannot start the agent (npx @xai-official/grok@1.0.30 agent stdio): 'npx' was "
+        "Error: cannot start the agent (npx @xai-official/grok@1.0.41 agent stdio): 'npx' was "
         'not found; install it, or pass another --command "CMD ARGS"'
     )
 

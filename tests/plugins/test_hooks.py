@@ -21,6 +21,7 @@ from acp_adapters import (
 )
 from acp_adapters.diff.limits import DiffLimits
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
+from acp_adapters.timeline.capture import provider_of
 from acp_adapters.timeline.items import AssistantMessageItem
 
 EDIT = [{"type": "diff", "path": "/ws/a.py", "oldText": "a = 1\n", "newText": "a = 2\n"}]
@@ -61,6 +62,13 @@ class FakeProviderPlugin:
     def render_item_text(self, item: Any) -> str | None:
         return "fake text" if getattr(item, "title", None) == "thinking, said fake" else None
 
+    @hookimpl
+    def identify_agent(self, initialize_result: dict[str, Any]) -> str | None:
+        meta = initialize_result.get("_meta")
+        if isinstance(meta, dict) and meta.get("fake/agent"):
+            return "fake"
+        return "unregistered" if isinstance(meta, dict) and meta.get("bogus") else None
+
 
 @pytest.fixture
 def with_fake() -> Hooks:
@@ -74,6 +82,22 @@ def test_hook_register_providers_collects_every_plugin(with_fake: Hooks) -> None
     assert registry.get("acp").plugin == "acp_adapters.default_plugins.builtin"
     assert registry.for_agent("fake-agent").id == "fake"
     assert registry.for_agent("someone else").id == "acp"
+
+
+def test_hook_identify_agent_names_the_provider_of_an_agent_without_a_name(
+    with_fake: Hooks,
+) -> None:
+    registry = ProviderRegistry.collect(with_fake.pm)
+    unnamed = {"protocolVersion": 1, "_meta": {"fake/agent": True}}
+    assert with_fake.identify_agent(unnamed) == "fake"
+    assert provider_of(unnamed, registry, with_fake).id == "fake"
+    # A name a provider claims wins; without a claim and an identification, the generic one.
+    named = {**unnamed, "agentInfo": {"name": "fake-agent"}}
+    assert provider_of(named, registry, with_fake).id == "fake"
+    assert provider_of({"protocolVersion": 1}, registry, with_fake).id == "acp"
+    assert provider_of({"_meta": {"bogus": True}}, registry, with_fake).id == "acp"
+    assert provider_of("not an object", registry, with_fake).id == "acp"
+    assert Hooks(plugin_manager()).identify_agent(unnamed) is None
 
 
 def test_hook_project_file_change_provider_override(with_fake: Hooks) -> None:

@@ -24,6 +24,33 @@ def test_registers_the_grok_provider(hooks: Hooks) -> None:
     assert grok.launch.args[-2:] == ("agent", "stdio")
 
 
+#: Grok Build 1.0.41's initialize answer, cut short: no agentInfo, x.ai's _meta keys.
+GROK_INITIALIZE = {
+    "protocolVersion": 1,
+    "agentCapabilities": {"loadSession": True, "_meta": {"x.ai/fs_notify": True}},
+    "authMethods": [{"id": "xai.api_key", "name": "xai.api_key"}],
+    "_meta": {"grokShell": True, "agentVersion": "1.0.41", "x.ai/pluginDirs": True},
+}
+
+
+@pytest.mark.parametrize(
+    ("result", "identified"),
+    [
+        (GROK_INITIALIZE, "grok"),
+        ({"protocolVersion": 1, "_meta": {"x.ai/fs_notify": True}}, "grok"),
+        ({"agentCapabilities": {"_meta": {"x.ai/hooks": {}}}}, "grok"),
+        ({"protocolVersion": 1, "_meta": {"agentVersion": "1.0.41"}}, None),
+        ({"_meta": ["x.ai/fs_notify"]}, None),
+        ({"_meta": {1: True}, "agentCapabilities": "none"}, None),
+        ({}, None),
+    ],
+)
+def test_grok_build_is_known_by_its_initialize_answer(
+    hooks: Hooks, result: dict[str, object], identified: str | None
+) -> None:
+    assert hooks.identify_agent(result) == identified
+
+
 def test_a_stale_empty_file_claim_is_not_shown_as_a_whole_file_addition(hooks: Hooks) -> None:
     state = session()
     Reducer(state).apply_file_read("/ws/n.txt", "alpha\nbeta\n")

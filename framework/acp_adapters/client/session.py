@@ -46,7 +46,7 @@ from ..plugins import get_plugin_manager
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
 from ..providers import Provider, ProviderRegistry
 from ..runtime import DiffV1, DiffV2
-from ..timeline.capture import agent_name, negotiated_version
+from ..timeline.capture import negotiated_version, provider_of
 from ..timeline.items import TimelineItem
 from ..timeline.projector import Projector
 from ..timeline.timeline import Timeline
@@ -314,7 +314,7 @@ class Session:
         self.auth_methods = (
             [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
         )
-        self.projector.initialized(version, self.registry.for_agent(agent_name(result)))
+        self.projector.initialized(version, provider_of(result, self.registry, self.hooks))
         self.provider = self.projector.provider
 
     def _session_params(self, **extra: Any) -> dict[str, Any]:

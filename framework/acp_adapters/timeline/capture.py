@@ -34,7 +34,7 @@ import pluggy
 from ..errors import CaptureError
 from ..hooks import Hooks
 from ..plugins import get_plugin_manager
-from ..providers import ProviderRegistry
+from ..providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistry
 from .projector import Projector
 from .timeline import Timeline
 
@@ -71,6 +71,19 @@ def agent_name(result: Any) -> str | None:
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             return str(info["name"])
     return None
+
+
+def provider_of(result: Any, registry: ProviderRegistry, hooks: Hooks) -> Provider:
+    """The provider of an agent, from its ``initialize`` answer.
+
+    The one that claims the agent's name, else the one a plugin identifies
+    (``identify_agent``: some agents give no name), else the generic one.
+    """
+    name = agent_name(result)
+    claimed = registry.for_agent(name)
+    if claimed.id != GENERIC_PROVIDER_ID or not isinstance(result, dict):
+        return claimed
+    return registry.for_agent(name, hooks.identify_agent(result))
 
 
 def disk_read(entry: dict[str, Any]) -> tuple[str, str, str, str | None] | None:
@@ -194,8 +207,7 @@ class CaptureReader:
         method, _ = request
         result, error = message.get("result"), message.get("error")
         if method == "initialize" and error is None:
-            name = agent_name(result)
-            provider = self.registry.for_agent(name)
+            provider = provider_of(result, self.registry, self.projector.hooks)
             self.projector.initialized(negotiated_version(result), provider)
         elif method in ("session/new", "session/load") and isinstance(result, dict):
             self.projector.session_created(result)
