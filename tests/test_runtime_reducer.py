@@ -544,3 +544,50 @@ def test_file_writes_belong_to_the_tool_call_editing_that_path() -> None:
     assert [e.tool_call_id for e in view.writes_of("w")] == ["w"]
     assert view.file_before("/a", 10_000).content == "2\n"
     assert [e.tool_call_id for e in view.files] == [None, "w", None]
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def _diff(version: int, text: str) -> dict[str, Any]:
+    if version == 1:
+        return {"type": "diff", "path": "/ws/new.txt", "oldText": None, "newText": text}
+    return {
+        "type": "diff",
+        "changes": [{"operation": "add", "path": "/ws/new.txt"}],
+        "patch": {"format": "git_patch", "text": f"+{text}"},
+    }
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_diffs_replaced_by_other_content_are_still_known(version: int) -> None:
+    """A refused edit's last update may replace its diff with the error text only."""
+    refusal = {"type": "content", "content": {"type": "text", "text": "refused"}}
+    reducer = _apply(
+        _reducer(version),
+        {"sessionUpdate": "tool_call_update", "toolCallId": "t", "kind": "edit"},
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t",
+            "content": [_diff(version, "brand new\n")],
+        },
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t",
+            "status": "failed",
+            "content": [refusal],
+        },
+    )
+    call = reducer.state.tool_calls["t"]
+    assert [type(item).__name__ for item in call.content] == ["ContentItem"]
+    (reported,) = call.diffs_reported
+    assert isinstance(reported, DiffV1 | DiffV2)
+    # Content without a diff never clears what was reported; a newer diff replaces it.
+    _apply(
+        reducer,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t",
+            "content": [_diff(version, "newer\n")],
+        },
+    )
+    (newer,) = reducer.state.tool_calls["t"].diffs_reported
+    assert newer != reported

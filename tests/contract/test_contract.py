@@ -146,6 +146,23 @@ def test_an_approved_write_carries_what_it_wrote(scenario: Scenario) -> None:
     assert checked or not approved
 
 
+@pytest.mark.parametrize("scenario", LOADED, ids=lambda s: s.name)
+def test_a_refused_edit_shows_what_it_proposed(scenario: Scenario) -> None:
+    """An edit refused when asked ends failed or cancelled, with the patch it proposed."""
+    timeline = _timeline(scenario)
+    changes = {item.tool_call_id: item for item in timeline.of_kind("file_change")}
+    for approval in timeline.of_kind("approval_request"):
+        change = changes.get(approval.tool_call_id)
+        if change is None or not (approval.option_kind or "").startswith("reject"):
+            continue
+        assert isinstance(change, FileChangeItem)
+        assert change.status in ("failed", "cancelled"), change
+        call = timeline.state.tool_calls[approval.tool_call_id or ""]
+        if call.diffs_reported:
+            assert change.diff_str or change.diff_omitted_reason == "capped", change
+            assert change.additions or change.deletions
+
+
 def _written(timeline: Timeline, tool_call_id: str) -> list[tuple[str | None, str]]:
     """(old, new) of what the agent wrote for a tool call, as the session itself shows it:
     its fs writes with what was read before, else the old and new text it reported."""

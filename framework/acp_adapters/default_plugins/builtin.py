@@ -60,9 +60,27 @@ def is_file_change(tool_call: ToolCall, session: SessionView) -> bool:
     """An edit kind, any diff in its content, or a file written through the client for it."""
     return (
         tool_call.kind in EDIT_KINDS
-        or any(isinstance(item, DiffV1 | DiffV2) for item in tool_call.content)
+        or bool(tool_call.diffs_reported)
         or bool(session.writes_of(tool_call.id))
     )
+
+
+def with_proposed_diffs(tool_call: ToolCall) -> ToolCall:
+    """A refused or failed edit whose last update replaced its diffs: with them again.
+
+    What the edit proposed is what a reader of the timeline needs to see next to
+    "failed"; claude-agent-acp, for one, answers a refused write with the error
+    text alone as the tool call's new content.
+    """
+    if (
+        tool_call.status in ("failed", "cancelled")
+        and tool_call.diffs_reported
+        and not any(isinstance(item, DiffV1 | DiffV2) for item in tool_call.content)
+    ):
+        return tool_call.model_copy(
+            update={"content": (*tool_call.diffs_reported, *tool_call.content)}
+        )
+    return tool_call
 
 
 class BuiltinPlugin:
@@ -118,6 +136,7 @@ class BuiltinPlugin:
     ) -> FileChangeItem:
         status = tool_status(tool_call, session)
         limits = session.diff_limits
+        tool_call = with_proposed_diffs(tool_call)
         written = file_contents_from_fs(tool_call, session)
         if written:
             return file_change_from_contents(

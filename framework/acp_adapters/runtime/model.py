@@ -147,6 +147,10 @@ class ToolCall(RuntimeModel):
     #: ``meta``.
     meta_seen: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+    #: The diffs of the latest content that had any. An update may replace a diff with
+    #: other content (claude-agent-acp answers a refused edit with the error text only):
+    #: what the edit proposed is still known here.
+    diffs_reported: tuple[ToolContent, ...] = ()
     #: Whether a session/update spoke of it (False: only a permission request did so far).
     reported: bool = False
     turn: int = 0

@@ -241,6 +241,9 @@ class Reducer:
             changes[field] = self._convert(field, value)
         if isinstance(changes.get("meta"), dict):
             changes["meta_seen"] = _merged(current.meta_seen, changes["meta"])
+        diffs = _diffs(changes.get("content", ()))
+        if diffs:
+            changes["diffs_reported"] = diffs
         extra = {k: v for k, v in (update.model_extra or {}).items() if k != "sessionUpdate"}
         if extra:
             changes["extra"] = {**current.extra, **extra}
@@ -262,9 +265,11 @@ class Reducer:
             id=key, turn=state.turn, first_seq=state.seq, last_seq=state.seq
         )
         content = (*current.content, _content(update.content))
-        state.tool_calls[key] = current.model_copy(
-            update={"content": content, "last_seq": state.seq, "reported": True}
-        )
+        changes: dict[str, Any] = {"content": content, "last_seq": state.seq, "reported": True}
+        diffs = _diffs(content)
+        if diffs:
+            changes["diffs_reported"] = diffs
+        state.tool_calls[key] = current.model_copy(update=changes)
         state.open_message = {}
         return [Change("tool_call", key)]
 
@@ -560,6 +565,11 @@ def _b64(data: str) -> bytes:
 def _block(block: Any) -> Block:
     data = block.to_wire()
     return Block(type=str(data.get("type", "unknown")), data=data)
+
+
+def _diffs(content: tuple[ToolContent, ...]) -> tuple[ToolContent, ...]:
+    """The diff items of a tool call's content."""
+    return tuple(item for item in content if isinstance(item, DiffV1 | DiffV2))
 
 
 def _content(item: Any) -> ToolContent:
