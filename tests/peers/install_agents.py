@@ -4,12 +4,15 @@
 
 ``npm ci`` installs exactly the locked versions into ``DEST/node_modules``; a
 stamp of the lock file skips the install when nothing changed. The agents'
-commands end up in ``DEST/node_modules/.bin``.
+commands end up in ``DEST/node_modules/.bin``. Grok's install script writes its
+home (a copy of the binary, a config.toml) to ``$GROK_HOME``, else ``~/.grok``:
+it gets ``DEST/grok-home``, so the install leaves the user's home alone.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -31,9 +34,11 @@ def install(dest: Path) -> Path:
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("npm is needed to install the real agents (Node 20 or newer)")
+    env = {**os.environ, "GROK_HOME": str(dest / "grok-home")}
     subprocess.run(
         [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", "--prefix", str(dest)],
         check=True,
+        env=env,
     )
     stamp.write_text(digest)
     return bin_dir

@@ -3,9 +3,9 @@
     python tests/peers/record_scenarios.py [--agents BIN] [--out DIR] [--only WORDS]
 
 Runs each scenario (``RECORDINGS``) through ``acp_adapters.connect(record=...)``
-against claude-agent-acp (as v1 and as v2) and codex-acp, the model played by
-the fake model server on 127.0.0.1, and against the scripted agent built on the
-official Python SDK (``tests/agents/sdk_agent.py``, the generic provider).
+against claude-agent-acp (as v1 and as v2), codex-acp and Grok Build, the model
+played by the fake model server on 127.0.0.1, and against the scripted agent built
+on the official Python SDK (``tests/agents/sdk_agent.py``, the generic provider).
 Writes ``DIR/<agent>-<scenario>.jsonl`` and, beside it, ``.files.json``: the
 workspace before and after, for the contract suite's patch checks. ``BIN`` is
 the agents' ``node_modules/.bin`` (default: ``$ACP_ADAPTERS_PEER_AGENTS``, as
@@ -37,7 +37,7 @@ from acp_adapters.transport import ConnectionClosed  # noqa: E402
 from peers import launch  # noqa: E402
 from peers.fake_model_server import FakeModelServer, Step, Text, ToolCall, ToolCalls  # noqa: E402
 
-Agent = Literal["claude-v1", "claude-v2", "codex", "sdk"]
+Agent = Literal["claude-v1", "claude-v2", "codex", "grok", "sdk"]
 Answer = Literal["allow", "reject", "wait", "crash"]
 TURN_SECONDS = 90
 
@@ -62,7 +62,7 @@ class Recording:
 
 
 CLAUDE: tuple[Agent, ...] = ("claude-v1", "claude-v2")
-ALL: tuple[Agent, ...] = (*CLAUDE, "codex", "sdk")
+ALL: tuple[Agent, ...] = (*CLAUDE, "codex", "grok", "sdk")
 SDK_AGENT = HERE.parent / "agents" / "sdk_agent.py"
 #: The scripted agent on the official Python SDK needs no model: its prompts are its script.
 SDK_PROMPTS = {
@@ -79,7 +79,8 @@ SDK_PROMPTS = {
 }
 
 
-def _claude(name: str, **arguments: Any) -> ToolCalls:
+def _call(name: str, **arguments: Any) -> ToolCalls:
+    """The model calls one tool (Claude's and Grok's take their arguments as they are)."""
     return ToolCalls([ToolCall(name, arguments)])
 
 
@@ -99,9 +100,8 @@ def _plus(text: str) -> str:
 def write(ws: Path, agent: Agent) -> list[list[Step]]:
     if agent == "codex":
         return [[_patch(f"*** Add File: new.txt\n{_plus('brand new')}"), Text("wrote new.txt")]]
-    return [
-        [_claude("Write", file_path=f"{ws}/new.txt", content="brand new\n"), Text("wrote new.txt")]
-    ]
+    tool = "write" if agent == "grok" else "Write"
+    return [[_call(tool, file_path=f"{ws}/new.txt", content="brand new\n"), Text("wrote new.txt")]]
 
 
 def edit(ws: Path, agent: Agent) -> list[list[Step]]:
@@ -109,10 +109,15 @@ def edit(ws: Path, agent: Agent) -> list[list[Step]]:
         body = "*** Update File: existing.txt\n@@\n alpha\n-beta\n+BETA changed\n"
         return [[_patch(body), Text("edited existing.txt")]]
     path = f"{ws}/existing.txt"
+    if agent == "grok":
+        change = _call(
+            "search_replace", file_path=path, old_string="beta", new_string="BETA changed"
+        )
+        return [[change, Text("edited existing.txt")]]
     return [
         [
-            _claude("Read", file_path=path),  # Claude edits only what it read
-            _claude("Edit", file_path=path, old_string="beta", new_string="BETA changed"),
+            _call("Read", file_path=path),  # Claude edits only what it read
+            _call("Edit", file_path=path, old_string="beta", new_string="BETA changed"),
             Text("edited existing.txt"),
         ]
     ]
@@ -134,10 +139,18 @@ def rewrite(ws: Path, agent: Agent) -> list[list[Step]]:
         body += _plus(REWRITTEN)
         return [[_patch(body), Text("rewrote big.txt")]]
     path = f"{ws}/big.txt"
+    if agent == "grok":
+        return [
+            [
+                _call("read_file", target_file=path),  # it overwrites only what it read
+                _call("write", file_path=path, content=REWRITTEN),
+                Text("rewrote big.txt"),
+            ]
+        ]
     return [
         [
-            _claude("Read", file_path=path),
-            _claude("Write", file_path=path, content=REWRITTEN),
+            _call("Read", file_path=path),
+            _call("Write", file_path=path, content=REWRITTEN),
             Text("rewrote big.txt"),
         ]
     ]
@@ -153,7 +166,8 @@ def shell(ws: Path, agent: Agent) -> list[list[Step]]:
     line = "echo hello from the shell && cat existing.txt"
     if agent == "codex":
         return [[_exec(line), Text("ran it")]]
-    return [[_claude("Bash", command=line, description="print things"), Text("ran it")]]
+    tool = "run_terminal_command" if agent == "grok" else "Bash"
+    return [[_call(tool, command=line, description="print things"), Text("ran it")]]
 
 
 def plan(ws: Path, agent: Agent) -> list[list[Step]]:
@@ -161,10 +175,16 @@ def plan(ws: Path, agent: Agent) -> list[list[Step]]:
         steps = [{"step": step, "status": status} for step, status in TODOS]
         call = ToolCall("update_plan", {"explanation": "two steps", "plan": steps})
         return [[ToolCalls([call]), Text("planned")]]
+    if agent == "grok":
+        items = [
+            {"id": str(n), "content": step, "status": status}
+            for n, (step, status) in enumerate(TODOS, 1)
+        ]
+        return [[_call("todo_write", todos=items, merge=False), Text("planned")]]
     todos = [
         {"content": step, "status": status, "activeForm": f"{step}ing"} for step, status in TODOS
     ]
-    return [[_claude("TodoWrite", todos=todos), Text("planned")]]
+    return [[_call("TodoWrite", todos=todos), Text("planned")]]
 
 
 def multi_turn(ws: Path, agent: Agent) -> list[list[Step]]:
@@ -206,8 +226,9 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
         for name, text in recording.files.items():
             (workspace / name).write_text(text, encoding="utf-8")
         before = _files(workspace)
-        api = "responses" if agent == "codex" else "anthropic"
-        steps = launch.script(recording.prompts, recording.turns(workspace, agent), api)
+        api = "responses" if agent in ("codex", "grok") else "anthropic"
+        side_call = launch.grok_side_call if agent == "grok" else None
+        steps = launch.script(recording.prompts, recording.turns(workspace, agent), api, side_call)
         asked = anyio.Event()
 
         async def ask(query: PermissionQuery) -> str | None:
@@ -225,10 +246,10 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
             if agent == "sdk":
                 command, env = [sys.executable, str(SDK_AGENT)], {}
             else:
-                starter = launch.codex if agent == "codex" else launch.claude
+                starter = {"codex": launch.codex, "grok": launch.grok}.get(agent, launch.claude)
                 command, env = starter(agents_bin, home, server)
             async with acp_adapters.connect(
-                {"codex": "codex", "sdk": None}.get(agent, "claude"),
+                {"codex": "codex", "grok": "grok", "sdk": None}.get(agent, "claude"),
                 workspace,
                 command=command,
                 env=env,
@@ -240,7 +261,7 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
                 if agent == "codex":
                     await session.authenticate("openai-api-key")
                     await session.new_session()
-                elif agent != "sdk":
+                elif agent.startswith("claude"):
                     await session.set_mode("default")  # it asks before each edit and command
                 with anyio.fail_after(TURN_SECONDS):
                     for prompt in prompts:

@@ -23,7 +23,7 @@ from peers import launch
 from peers.fake_model_server import FakeModelServer
 from peers.launch import script
 
-from .test_real_agents import NEW, OLD, PROMPT, claude_plan, codex_plan
+from .test_real_agents import NEW, OLD, PROMPT, claude_plan, codex_plan, grok_plan
 
 pytestmark = pytest.mark.peers
 
@@ -62,6 +62,7 @@ def comparable(rows: list[dict[str, Any]], workspace: Path | None = None) -> lis
     [
         ("claude", launch.claude, claude_plan, "anthropic"),
         ("codex", launch.codex, lambda _workspace: codex_plan(), "responses"),
+        ("grok", launch.grok, grok_plan, "responses"),
     ],
 )
 def test_run_records_a_capture_that_replays_to_the_same_timeline(
@@ -78,7 +79,8 @@ def test_run_records_a_capture_that_replays_to_the_same_timeline(
     for name, text in OLD.items():
         (workspace / name).write_text(text)
     capture = tmp_path / "session.jsonl"
-    with FakeModelServer(script([PROMPT], [plan(workspace)], api)) as server:
+    side_call = launch.grok_side_call if provider == "grok" else None
+    with FakeModelServer(script([PROMPT], [plan(workspace)], api, side_call)) as server:
         command, env = agent(agents_bin, home, server)
         ran = cli(
             "run",

@@ -172,3 +172,68 @@ async def test_codex_acp(
         assert len(server.model_requests) >= 3
     check_the_turn(turn, workspace)
     assert len(asked) == 2  # approval_policy "untrusted": it asks before each patch
+
+
+# --- Grok Build -------------------------------------------------------------------------
+
+
+def grok_plan(workspace: Path) -> list[Step]:
+    existing, created = str(workspace / "existing.txt"), str(workspace / "new.txt")
+    return [
+        ToolCalls([ToolCall("write", {"file_path": created, "content": NEW_TXT})]),
+        ToolCalls(
+            [
+                ToolCall(
+                    "search_replace",
+                    {"file_path": existing, "old_string": "beta", "new_string": "BETA changed"},
+                )
+            ]
+        ),
+        Text(FINAL),
+    ]
+
+
+@pytest.mark.parametrize("protocol", [1, 2])
+@pytest.mark.parametrize("provider", ["grok", None])
+async def test_grok_build(
+    connect: Any,
+    agents_bin: Path,
+    workspace: Path,
+    home: Path,
+    protocol: int,
+    provider: str | None,
+) -> None:
+    asked: list[PermissionQuery] = []
+    steps = script([PROMPT], [grok_plan(workspace)], "responses", launch.grok_side_call)
+    with FakeModelServer(steps) as server:
+        command, env = launch.grok(agents_bin, home, server)
+        async with connect(
+            provider,
+            workspace,
+            command=command,
+            env=env,
+            protocol=protocol,
+            ask=allow_once(asked),
+            pm=get_plugin_manager(),
+        ) as session:
+            assert session.version == 1  # it answers 1 to a request for 2, with a v1 body
+            # It sends no agentInfo: without a provider named, its plugin knows it all the same.
+            assert session.agent_info == {}
+            assert session.provider.id == "grok"
+            with anyio.fail_after(TURN_SECONDS):
+                turn = await session.prompt(PROMPT)
+        turn_calls = [r for r in server.model_requests if not launch.grok_side_call(r.body)]
+        assert len(turn_calls) == 3  # the write, the edit, the last answer
+    changes = check_the_turn(turn, workspace)
+    assert len(asked) == 2  # it asks before each edit
+    asked_about = {q.tool_call.id for q in asked if q.tool_call}
+    assert asked_about == {c.tool_call_id for c in changes}
+    patch_of = {Path(c.paths[0]).name: c.diff_str for c in changes}
+    assert patch_of["existing.txt"] == (
+        f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
+        "@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA changed\n"
+    )
+    assert (
+        patch_of["new.txt"]
+        == f"--- /dev/null\n+++ {workspace}/new.txt\n@@ -0,0 +1,1 @@\n+brand new\n"
+    )
