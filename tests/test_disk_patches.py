@@ -89,3 +89,29 @@ def test_the_patch_applied_to_the_old_file_gives_the_new_one(
     assert change.patch_source == "disk"
     assert change.diff_str is not None
     assert apply_patch(change.diff_str, {PATH: before}) == {PATH: after}
+
+
+@pytest.mark.parametrize("ending", ["failed", "completed"])
+def test_an_empty_old_file_the_disk_shows_absent_is_a_creation(
+    pm: pluggy.PluginManager, ending: str
+) -> None:
+    """An agent that says oldText "" for a file it creates (Grok Build's write does)."""
+    projector = Projector(Hooks(pm), ProviderRegistry.collect(pm).get("acp"))
+    diff = {"type": "diff", "path": PATH, "oldText": "", "newText": "brand new\n"}
+    start = {"sessionUpdate": "tool_call", "toolCallId": "w", "title": "write", "kind": "edit"}
+    projector.notification(
+        {"sessionId": "s", "update": {**start, "status": "pending", "content": [diff]}}, 1.0
+    )
+    projector.disk_observed("w", PATH, None, after=False, at=1.0)  # no such file yet
+    refusal = [{"type": "content", "content": {"type": "text", "text": "rejected"}}]
+    end: dict[str, Any] = {"sessionUpdate": "tool_call_update", "toolCallId": "w", "status": ending}
+    if ending != "completed":
+        end["content"] = refusal  # the refusal's text replaces the diff
+    projector.notification({"sessionId": "s", "update": end}, 2.0)
+    if ending == "completed":
+        projector.disk_observed("w", PATH, "brand new\n", after=True, at=2.0)
+    (change,) = [i for i in projector.timeline() if isinstance(i, FileChangeItem)]
+    assert change.status == ending
+    assert change.operations == {PATH: "add"}
+    assert change.diff_str == f"--- /dev/null\n+++ {PATH}\n@@ -0,0 +1,1 @@\n+brand new\n"
+    assert change.patch_source == "disk"

@@ -9,7 +9,7 @@ plays an agent) starts without loading the rest of the package.
 * timelines: ``project_capture`` and the item classes;
 * plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``;
 * helpers for projections: ``tool_status``, ``count_changes``, ``FileContents``,
-  ``file_contents_from_fs``, ``file_change_from_contents``.
+  ``file_contents_from_fs``, ``file_change_from_contents``, ``with_proposed_diffs``.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ if TYPE_CHECKING:
         file_change_from_contents,
         file_contents_from_fs,
         tool_status,
+        with_proposed_diffs,
     )
     from .providers import GENERIC_PROVIDER_ID, LaunchSpec, Provider, ProviderRegistry
     from .runtime import DiffV1, DiffV2, SessionView, ToolCall
@@ -136,6 +137,7 @@ _EXPORTS = {
     "project_capture": ".timeline.capture",
     "timeline_json_schema": ".timeline",
     "tool_status": ".projection",
+    "with_proposed_diffs": ".projection",
     "unified_diff": ".diff",
 }
 
@@ -197,6 +199,7 @@ __all__ = [
     "timeline_json_schema",
     "tool_status",
     "unified_diff",
+    "with_proposed_diffs",
 ]
 
 

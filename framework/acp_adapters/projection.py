@@ -101,6 +101,24 @@ class FileContents:
     new: str
 
 
+def with_proposed_diffs(tool_call: ToolCall) -> ToolCall:
+    """A refused or failed edit whose last update replaced its diffs: with them again.
+
+    What the edit proposed is what a reader of the timeline needs to see next to
+    "failed"; claude-agent-acp and Grok Build, for two, answer a refused edit with
+    the error text alone as the tool call's new content.
+    """
+    if (
+        tool_call.status in ("failed", "cancelled")
+        and tool_call.diffs_reported
+        and not any(isinstance(item, DiffV1 | DiffV2) for item in tool_call.content)
+    ):
+        return tool_call.model_copy(
+            update={"content": (*tool_call.diffs_reported, *tool_call.content)}
+        )
+    return tool_call
+
+
 def file_contents_from_fs(tool_call: ToolCall, session: SessionView) -> list[FileContents]:
     """The files a tool call wrote through the client, with their true new content.
 
@@ -262,6 +280,12 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
             files.append(FileContents(path, before, after))
             continue
         if fragment is None or fragment.old_text is None:
+            continue
+        if fragment.old_text == "" and "disk_before" in seen and before is None:
+            if "disk_after" not in seen:
+                # An edit that never completed, of a file that did not exist: its
+                # "empty old file" is a creation it proposed.
+                files.append(FileContents(path, None, fragment.new_text))
             continue
         content = after if after is not None else before
         old, new = fragment.old_text, fragment.new_text

@@ -9,7 +9,9 @@ Grok's reports get wrong:
   whole-file addition; the item waits for the real report (no patch yet,
   ``diff_omitted_reason`` ``no_diff``);
 * when a tool call's content repeats a path, only the last report of it counts;
-* a write the session shows creating the file (its read found nothing) is an ``add``.
+* a write the session shows creating the file (its read, or a live client's read of
+  the disk, found nothing) is an ``add``;
+* a refused edit keeps the diff it proposed (the refusal's update replaces it).
 
 What the client's file system showed (the built-in ``client_fs`` patch) still wins.
 """
@@ -29,6 +31,7 @@ from acp_adapters import (
     file_contents_from_fs,
     hookimpl,
     tool_status,
+    with_proposed_diffs,
 )
 from acp_adapters.providers import ProviderRegistrar
 
@@ -64,6 +67,7 @@ def project_file_change(
 ) -> FileChangeItem | None:
     if provider.id != PROVIDER_ID or file_contents_from_fs(tool_call, session):
         return None  # the built-in true patch
+    tool_call = with_proposed_diffs(tool_call)  # a refusal replaces the diff with its text
     reports: dict[str, DiffV1] = {}
     for item in tool_call.content:
         if isinstance(item, DiffV1):
@@ -72,6 +76,8 @@ def project_file_change(
         return None
     status = tool_status(tool_call, session)
     files: list[FileContents] = []
+    # What a live client read of the disk as the edit started (None: no such file).
+    on_disk = {e.path: e.content for e in session.disk_of(tool_call.id) if e.op == "disk_before"}
     for path, report in reports.items():
         known = session.file_before(path, 1 << 62)
         if report.old_text == "" and known is not None and known.content:
@@ -84,7 +90,8 @@ def project_file_change(
                 operations=dict.fromkeys(reports, "modify"),
                 diff_omitted_reason="no_diff",
             )
-        created = report.old_text in (None, "") and known is not None and known.content is None
+        absent = known.content is None if known is not None else on_disk.get(path, "") is None
+        created = report.old_text in (None, "") and absent
         files.append(FileContents(path, None if created else report.old_text, report.new_text))
     return file_change_from_contents(
         tool_call, files, patch_source="agent", limits=session.diff_limits, status=status

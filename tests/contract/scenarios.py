@@ -6,8 +6,8 @@ the files' content, the workspace before and after: the scripted sessions start
 from ``existing.txt`` = ``alpha\\nbeta\\n``.
 
 Three sources: ``data/captures`` (traffic of real agents recorded by another
-client), ``data/recorded`` (claude-agent-acp as v1 and v2, and codex-acp, recorded
-by this project with ``tests/peers/record_scenarios.py``, each with a
+client), ``data/recorded`` (claude-agent-acp as v1 and v2, codex-acp and Grok Build,
+recorded by this project with ``tests/peers/record_scenarios.py``, each with a
 ``.files.json`` of the workspace before and after), and ``data/synthetic``
 (Grok-shaped sessions written by ``generate_grok.py``). ``data/recorded`` also
 holds the scripted agent on the official Python SDK (``sdk-*``, the generic provider).
@@ -79,7 +79,7 @@ def _recorded() -> list[Scenario]:
             Scenario(
                 path.stem,
                 path,
-                {"codex": "codex", "sdk": "acp"}.get(agent, "claude"),
+                {"codex": "codex", "grok": "grok", "sdk": "acp"}.get(agent, "claude"),
                 before=files["before"],
                 after=files["after"] if patched else None,
                 edits=RECORDED_EDITS.get(path.stem, RECORDED_EDITS.get(kind, 1)),

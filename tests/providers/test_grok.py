@@ -120,3 +120,20 @@ def test_each_grok_session_ends_with_the_final_patch(name: str) -> None:
         "reject_once",
         "reject_always",
     ]
+
+
+@pytest.mark.parametrize("scenario", ["rejected-permission", "cancelled-turn", "crash-mid-turn"])
+def test_a_write_of_a_new_file_that_never_happened_shows_the_creation_it_proposed(
+    scenario: str,
+) -> None:
+    """Grok Build 1.0.41 recorded: its write says oldText "" for a file it would create, and
+    its refusal replaces the diff with the error text."""
+    capture = SYNTHETIC.parent / "recorded" / f"grok-{scenario}.jsonl"
+    timeline = project_capture(capture, pm=plugin_manager(acp_adapters_grok))
+    assert timeline.provider.id == "grok"  # known without agentInfo
+    (change,) = timeline.of_kind("file_change")
+    assert change.status in ("failed", "cancelled")
+    assert change.operations == {"<workspace>/new.txt": "add"}  # type: ignore[union-attr]
+    assert change.diff_str == (  # type: ignore[union-attr]
+        "--- /dev/null\n+++ <workspace>/new.txt\n@@ -0,0 +1,1 @@\n+brand new\n"
+    )

@@ -29,6 +29,7 @@ from ..projection import (
     file_contents_from_fs,
     omitted_reason,
     tool_status,
+    with_proposed_diffs,
 )
 from ..providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistrar
 from ..runtime import DiffV1, DiffV2, SessionView, ToolCall, ToolContent
@@ -63,24 +64,6 @@ def is_file_change(tool_call: ToolCall, session: SessionView) -> bool:
         or bool(tool_call.diffs_reported)
         or bool(session.writes_of(tool_call.id))
     )
-
-
-def with_proposed_diffs(tool_call: ToolCall) -> ToolCall:
-    """A refused or failed edit whose last update replaced its diffs: with them again.
-
-    What the edit proposed is what a reader of the timeline needs to see next to
-    "failed"; claude-agent-acp, for one, answers a refused write with the error
-    text alone as the tool call's new content.
-    """
-    if (
-        tool_call.status in ("failed", "cancelled")
-        and tool_call.diffs_reported
-        and not any(isinstance(item, DiffV1 | DiffV2) for item in tool_call.content)
-    ):
-        return tool_call.model_copy(
-            update={"content": (*tool_call.diffs_reported, *tool_call.content)}
-        )
-    return tool_call
 
 
 class BuiltinPlugin:
