@@ -109,6 +109,22 @@ def test_paths_are_written_as_marks(tmp_path: Path) -> None:
     ) == {"<workspace>/a": ["<home>/.config", "<home>/project2/b", "cd <workspace> && ls"]}
 
 
+def test_the_agents_own_home_is_written_as_a_mark(workspace: Path, tmp_path: Path) -> None:
+    """An agent started with another HOME (a fresh one, for its own configuration)."""
+    from acp_adapters.client.recorder import CaptureRecorder
+
+    agent_home = tmp_path / "agent-home"
+    recorder = CaptureRecorder(
+        tmp_path / "c.jsonl", workspace=workspace, home=tmp_path / "me", agent_home=agent_home
+    )
+    recorder.close()
+    said = {"output_file": f"{agent_home}/.grok/sessions/1.log", "cwd": str(workspace)}
+    assert recorder.portable(said) == {
+        "output_file": "<home>/.grok/sessions/1.log",
+        "cwd": "<workspace>",
+    }
+
+
 async def test_disk_lines_carry_the_true_patch_and_a_broken_one_is_named(
     connect: Any, workspace: Path, tmp_path: Path
 ) -> None:
@@ -124,15 +140,16 @@ async def test_disk_lines_carry_the_true_patch_and_a_broken_one_is_named(
     assert comparable(project_capture(capture), workspace) == comparable(live, workspace)
 
     lines = capture.read_text().splitlines()
-    (after,) = [n for n, line in enumerate(lines) if '"phase": "after"' in line]
+    (before,) = [n for n, line in enumerate(lines) if '"phase": "before"' in line]
     broken = tmp_path / "broken.jsonl"
     broken.write_text(
-        "\n".join([*lines[:after], '{"dir": "disk", "phase": 3}', *lines[after + 1 :]])
+        "\n".join([*lines[:before], '{"dir": "disk", "phase": 3}', *lines[before + 1 :]])
     )
     projected = project_capture(broken)
-    assert f"line {after + 1}: not a disk entry" in projected.problems
+    assert f"line {before + 1}: not a disk entry" in projected.problems
     (change,) = projected.of_kind("file_change")
-    # Only the read as the edit started is left: the agent's fragment is placed in it.
+    # Only the read as the edit completed is left (the first may have caught the file being
+    # written): the agent's fragment is placed in it.
     expected = live.of_kind("file_change")[0].diff_str or ""
     assert change.diff_str == expected.replace(str(workspace), "<workspace>")
 

@@ -34,14 +34,18 @@ class CaptureRecorder:
         *,
         workspace: str | os.PathLike[str],
         home: str | os.PathLike[str] | None = None,
+        agent_home: str | os.PathLike[str] | None = None,
     ) -> None:
+        """``home``: this process's home folder (default ``~``); ``agent_home``: the agent's,
+        when its environment names another (``HOME``): both are written ``<home>``."""
         home = os.path.expanduser("~") if home is None else os.fspath(home)
         folder = os.fspath(workspace)
         # Longest first: a workspace inside the home folder is <workspace>, not <home>/...
         spellings = {folder: WORKSPACE_MARK, os.path.realpath(folder): WORKSPACE_MARK}
-        if home and home != os.sep:
-            spellings.setdefault(home, HOME_MARK)
-            spellings.setdefault(os.path.realpath(home), HOME_MARK)
+        for a_home in (home, os.fspath(agent_home) if agent_home else ""):
+            if a_home and a_home != os.sep:
+                spellings.setdefault(a_home, HOME_MARK)
+                spellings.setdefault(os.path.realpath(a_home), HOME_MARK)
         # A folder's name is replaced where it ends a path or goes on with "/": not
         # inside a longer name (/tmp/ws is not in /tmp/ws2).
         ordered = sorted(spellings.items(), key=lambda pair: -len(pair[0]))

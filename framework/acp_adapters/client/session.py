@@ -799,7 +799,11 @@ async def connect(
             f"cannot start the agent: {command[0]!r} was not found "
             "(install it, or pass command=[...])"
         ) from exc
-    recorder = CaptureRecorder(record, workspace=workspace.cwd) if record is not None else None
+    recorder = (
+        CaptureRecorder(record, workspace=workspace.cwd, agent_home=agent_env.get("HOME"))
+        if record is not None
+        else None
+    )
     observers = [o for o in (recorder, observe) if o is not None]
 
     def observe_all(direction: str, message: Any) -> None:
