@@ -34,6 +34,19 @@ from acp_adapters.transport import ConnectionClosed, RpcError
             1,
             "its stderr ends with: boom",
         ),
+        (
+            # npx with a version that is not published: npm's reason, not its log pointer
+            ConnectionClosed(
+                "closed",
+                1,
+                "npm error code ETARGET\n"
+                "npm error notarget No matching version found for @xai-official/grok@1.0.30.\n"
+                "npm error A complete log of this run can be found in: /root/.npm/_logs/1.log\n",
+            ),
+            1,
+            "its stderr ends with: npm: code ETARGET; notarget No matching version found for "
+            "@xai-official/grok@1.0.30.; run again with --debug",
+        ),
         (RpcError(-32603, "Internal error\nwith detail"), 1, "Internal error with detail"),
         (PluginError("plugin 'p' failed", hook="h", plugin="p"), 1, "ACP_ADAPTERS_DISABLE_PLUGINS"),
         (KeyboardInterrupt(), 130, "interrupted"),

@@ -96,6 +96,24 @@ def _one_line(text: str) -> str:
     return " ".join(text.split()) or "(no message)"
 
 
+#: npm's last words point to its log file; what went wrong is in the lines before.
+_NPM_ERROR = "npm error"
+_NPM_LOG_POINTER = "complete log of this run"
+
+
 def _last_line(text: str) -> str:
+    """What the end of an agent's stderr says went wrong, on one line.
+
+    Its last line; but an agent started through ``npx`` that never ran (a version
+    not published, no network) ends with npm's pointer to its log, and the reason
+    is in npm's error lines before it.
+    """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
+    said = [
+        line.removeprefix(_NPM_ERROR).strip()
+        for line in lines
+        if line.startswith(_NPM_ERROR) and _NPM_LOG_POINTER not in line
+    ]
+    if said:
+        return ("npm: " + "; ".join(said[-3:]))[:300]
     return lines[-1][:300] if lines else ""
