@@ -158,14 +158,9 @@ class CaptureReader:
                 seconds,
             )
         elif direction == DISK_READ:
-            call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
-            content = entry.get("content")
-            if (
-                isinstance(call, str)
-                and isinstance(path, str)
-                and phase in ("before", "after")
-                and (content is None or isinstance(content, str))
-            ):
+            read = disk_read(entry)
+            if read is not None:
+                call, path, phase, content = read
                 self.projector.disk_observed(
                     call, path, content, after=phase == "after", at=seconds
                 )
