@@ -325,6 +325,9 @@ def terminal_turn(prompt_id: Any) -> None:
     end_turn(prompt_id)
 
 
+TEXT_BLOCK = {"type": "text", "text": "nested too deep"}
+
+
 def faults_turn(prompt_id: Any) -> None:
     raw("this banner is not JSON\n")
     raw('{"jsonrpc": "2.0", "method": "session/upd\n')  # truncated JSON
@@ -332,8 +335,14 @@ def faults_turn(prompt_id: Any) -> None:
     big = int(ARG or "0")
     if big:
         raw('{"jsonrpc":"2.0","method":"session/update","params":{"x":"' + "A" * big + '"}}\n')
+    raw("[" * 20_000 + "]" * 20_000 + "\n")  # too deep for Python's own recursion
+    deep: Any = {}
+    for _ in range(300):
+        deep = {"a": deep}
+    update({"sessionUpdate": "agent_message_chunk", "content": TEXT_BLOCK, "_meta": deep})
     send({"id": 424242, "result": {}})  # an answer to nothing
     send({"method": "_vendor/ping", "params": {}})
+    text("a lone surrogate: \ud800, ")  # legal JSON, and no UTF-8 can carry it
     text("still here")
     end_turn(prompt_id)
     send({"id": prompt_id, "result": {"stopReason": "end_turn"}})  # a duplicate answer

@@ -94,6 +94,10 @@ async def test_lines_that_are_not_json_are_kept_as_text(
         '{"jsonrpc": "2.0", "method": "session/upd',
     ]
     assert project_capture(capture).problems == []  # raw lines are not problems
+    # A lone surrogate the agent sent is written as its escape: the capture is UTF-8.
+    assert "\\ud800" in capture.read_text(encoding="utf-8")
+    said = project_capture(capture).of_kind("assistant_message")[-1].text  # type: ignore[union-attr]
+    assert said == "a lone surrogate: \ud800, still here"
 
 
 def test_paths_are_written_as_marks(tmp_path: Path) -> None:
@@ -107,6 +111,10 @@ def test_paths_are_written_as_marks(tmp_path: Path) -> None:
     assert recorder.portable(
         {f"{workspace}/a": [f"{home}/.config", f"{workspace}2/b", f"cd {workspace} && ls"]}
     ) == {"<workspace>/a": ["<home>/.config", "<home>/project2/b", "cd <workspace> && ls"]}
+    # A folder is a mark where a path starts (a file URI's too), not inside a longer path.
+    assert recorder.portable(
+        [f"file://{workspace}/a", f"/mnt{workspace}/a", f"/backup{home}/x", f"x={workspace}"]
+    ) == ["file://<workspace>/a", f"/mnt{workspace}/a", f"/backup{home}/x", "x=<workspace>"]
 
 
 def test_the_agents_own_home_is_written_as_a_mark(workspace: Path, tmp_path: Path) -> None:

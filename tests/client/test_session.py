@@ -139,7 +139,12 @@ async def test_faults_are_skipped_and_the_session_survives(connect: Any, workspa
         command=fake_agent("faults", str(200_000)), cwd=workspace, max_line_bytes=64 * 1024
     ) as session:
         turn = await session.prompt("go")
-        assert turn.items[-1].text == "still here"  # type: ignore[union-attr]
+        # A lone surrogate is kept as sent; the text after it, and after every fault, came.
+        said = turn.items[-1].text  # type: ignore[union-attr]
+        assert said == "a lone surrogate: \ud800, still here"
+        # Nested deeper than the limit (and deeper than Python's recursion): not JSON.
+        refused = [p.detail for p in session.problems if p.kind == "not_json"]
+        assert sum(1 for d in refused if d.startswith("[[[[") or "nested too deep" in d) == 2
         kinds = {p.kind for p in session.problems}
         assert {
             "not_json",
@@ -186,7 +191,7 @@ async def test_a_line_of_100_mib_is_dropped_at_the_default_limit(
         command=fake_agent("faults", str(100 * 1024 * 1024)), cwd=workspace
     ) as session:
         turn = await session.prompt("go")
-        assert turn.items[-1].text == "still here"  # type: ignore[union-attr]
+        assert turn.items[-1].text.endswith("still here")  # type: ignore[union-attr]
         (too_long,) = [p for p in session.problems if p.kind == "line_too_long"]
         assert "52428800" in too_long.detail  # the limit it went over
 
@@ -391,3 +396,19 @@ async def test_an_agent_that_dies_while_permission_is_asked(connect: Any, worksp
     (approval,) = [i for i in session.timeline if i.kind == "approval_request"]
     assert approval.status == "cancelled"
     assert session.timeline.items[-1].kind == "error"
+
+
+def test_a_disk_read_around_an_edit_reads_regular_files_only(tmp_path: Path) -> None:
+    """An agent may name a FIFO in its edit: the read must not block the session's loop."""
+    import os
+
+    from acp_adapters.client.session import _read_disk
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _read_disk(str(fifo)) is None  # returns at once: no writer will ever come
+    assert _read_disk(str(tmp_path)) is None
+    assert _read_disk(str(tmp_path / "missing")) is None
+    assert _read_disk(str(tmp_path) + "/\0") is None
+    (tmp_path / "f.txt").write_text("alpha\r\nbeta\n")
+    assert _read_disk(str(tmp_path / "f.txt")) == "alpha\r\nbeta\n"  # line ends as they are

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from acp_adapters.replay import EXIT_MISMATCH, EXIT_TIMEOUT, EXIT_USAGE, read_capture
-from acp_adapters.transport import RpcError
+from acp_adapters.transport import ConnectionClosed, RpcError
 
 from .conftest import entries, fake_agent, replay, status_of, write_entries
 
@@ -246,3 +246,58 @@ def test_a_bad_command_line() -> None:
     )
     assert done.returncode == EXIT_USAGE
     assert "more than 0 seconds" in done.stderr
+
+
+def test_a_timeout_too_long_for_the_clocks_is_a_usage_error() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_adapters.replay", "--timeout", "1e10", "x.jsonl"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == EXIT_USAGE
+    assert "at most 86400" in done.stderr
+
+
+def test_a_line_nested_too_deeply_is_left_out_and_named() -> None:
+    deep = '{"dir": "agent->client", "t": 0, "msg": ' + "[" * 50_000 + "]" * 50_000 + "}"
+    capture = read_capture(
+        [
+            '{"dir": "client->agent", "t": 0, "msg": {"jsonrpc": "2.0", "id": 1, "method": "a"}}',
+            deep,
+        ]
+    )
+    assert [entry.line for entry in capture.entries] == [1]
+    assert capture.warnings == ["line 2: not JSON, left out"]
+
+
+@pytest.mark.parametrize("signal_number", [19, 20])  # SIGSTOP, SIGTSTP: they stop, not end
+async def test_an_exit_line_with_a_signal_that_stops_ends_the_agent_anyway(
+    connect: Any, basic_capture: Path, replay_workspace: Path, signal_number: int
+) -> None:
+    lines = entries(basic_capture)
+    prompt = next(
+        i for i, line in enumerate(lines) if line["msg"].get("method") == "session/prompt"
+    )
+    lines.insert(prompt + 1, {"dir": "exit", "code": -signal_number, "stderr": "stopped\n"})
+    write_entries(basic_capture, lines)
+    with anyio.fail_after(20):
+        async with connect(command=replay(basic_capture), cwd=replay_workspace) as session:
+            with pytest.raises(ConnectionClosed) as info:
+                await session.prompt("hello")
+    assert info.value.exit_status == 128 + signal_number
+
+
+async def test_a_lone_surrogate_in_a_capture_is_played(
+    connect: Any, basic_capture: Path, replay_workspace: Path
+) -> None:
+    lines = entries(basic_capture)
+    for line in lines:
+        update = line["msg"].get("params", {}).get("update", {})
+        if update.get("sessionUpdate") == "agent_message_chunk":
+            update["content"]["text"] = "half a pair: \ud800"
+    write_entries(basic_capture, lines)
+    async with connect(command=replay(basic_capture), cwd=replay_workspace) as session:
+        turn = await session.prompt("hello")
+    assert turn.items[-1].text == "half a pair: \ud800"  # type: ignore[union-attr]

@@ -157,3 +157,24 @@ def test_recorded_disk_reads_each_path_in_the_order_recorded(tmp_path: Path) -> 
     # More reads than recorded, or a file outside the folder: nothing (the disk is not read).
     assert read(f"{folder}/a.txt") is None
     assert read("/etc/passwd") is None
+
+
+def test_seeding_skips_paths_that_cannot_be_files_of_the_folder(tmp_path: Path) -> None:
+    lines: list[dict[str, object]] = []
+    paths = [
+        "<workspace>/.",  # the folder itself
+        "<workspace>/sub/..",
+        "<workspace>/f",
+        "<workspace>/f/g",  # under a file
+        "<workspace>/n\0ul",
+        "<workspace>/../outside",
+        "<workspace>/ok.txt",
+    ]
+    for number, path in enumerate(paths):
+        lines += _read(number, path)
+    capture = write_entries(tmp_path / "odd.jsonl", lines)
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    written = seed_workspace(capture, folder)
+    assert sorted(p.name for p in written) == ["f", "ok.txt"]
+    assert not (tmp_path / "outside").exists()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -166,6 +167,9 @@ async def replay_live(
         seed_workspace(capture, workspace)
         command = [
             sys.executable,
+            # Isolated: the agent runs in the folder the capture seeded, and Python would
+            # import a module the capture wrote there before the package's own.
+            "-I",
             "-m",
             "acp_adapters.replay",
             "--match",
@@ -306,12 +310,19 @@ async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
         await session.list_sessions()
 
 
+#: What the name of a variable a capture's auth method reads may be: a plain name, and
+#: none of those that change how a program starts (a capture is untrusted).
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,127}")
+_STARTUP_VARIABLES = ("PYTHON", "LD_", "DYLD_", "NODE_", "BASH_", "ENV", "PATH", "HOME", "SHELL")
+
+
 def _recorded_credentials(capture: Capture) -> dict[str, str]:
     """Stand-ins for the variables the capture's ``env_var`` auth methods read.
 
     The session checks that an ``env_var`` method's variables are set before it
     authenticates; the replay agent reads none of them, so a stand-in is enough
-    (a variable already set is left as it is).
+    (a variable already set is left as it is, and one whose name could change how
+    a program starts is never set).
     """
     needed: dict[str, str] = {}
     for entry in capture.entries:
@@ -319,9 +330,15 @@ def _recorded_credentials(capture: Capture) -> dict[str, str]:
             result = part.message.get("result")
             methods = result.get("authMethods") if isinstance(result, dict) else None
             for method in methods if isinstance(methods, list) else []:
-                for variable in method.get("vars", []) if isinstance(method, dict) else []:
+                variables = method.get("vars") if isinstance(method, dict) else None
+                for variable in variables if isinstance(variables, list) else []:
                     name = variable.get("name") if isinstance(variable, dict) else None
-                    if isinstance(name, str) and name not in os.environ:
+                    if (
+                        isinstance(name, str)
+                        and _VARIABLE_NAME.fullmatch(name)
+                        and not name.upper().startswith(_STARTUP_VARIABLES)
+                        and name not in os.environ
+                    ):
                         needed[name] = "replay"
     return needed
 
@@ -350,6 +367,13 @@ def _check_status(status: Path, capture: Path, failure: BaseException | None, ma
     verdict = report.get("status") if isinstance(report, dict) else None
     if verdict == "ok":
         return
+    if failure is None and verdict in ("running", None):
+        # The session went on to its end, but the agent did not: it stopped (or was
+        # stopped) before it played the whole capture.
+        raise Failure(
+            f"the replay agent of {capture.name} ended before the capture did "
+            f"(its status: {verdict or 'none'}): the timeline shows only what it played"
+        )
     if isinstance(report, dict) and verdict in ("mismatch", "timeout", "error"):
         line = f" (capture line {report['line']})" if report.get("line") else ""
         hint = "--match methods, or --offline" if match == "exact" else "--offline"

@@ -8,13 +8,13 @@ home folder ``<home>``, wherever they appear in a string.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from pathlib import Path
 from typing import IO, Any
 
+from .. import _json
 from ..timeline.capture import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT, DISK_READ
 
 #: A line the agent printed that was not JSON: kept as text.
@@ -46,10 +46,14 @@ class CaptureRecorder:
             if a_home and a_home != os.sep:
                 spellings.setdefault(a_home, HOME_MARK)
                 spellings.setdefault(os.path.realpath(a_home), HOME_MARK)
-        # A folder's name is replaced where it ends a path or goes on with "/": not
-        # inside a longer name (/tmp/ws is not in /tmp/ws2).
+        # A folder's name is replaced where it starts a path (also after file://) and
+        # where it ends one or goes on with "/": not inside a longer name (/tmp/ws is not
+        # in /tmp/ws2, nor in /mnt/tmp/ws).
         ordered = sorted(spellings.items(), key=lambda pair: -len(pair[0]))
-        self._marks = [(re.compile(re.escape(s) + r"(?![\w.-])"), mark) for s, mark in ordered]
+        self._marks = [
+            (re.compile(r"(?<![\w.~-])(?:(?<=//)|(?<!/))" + re.escape(s) + r"(?![\w.-])"), mark)
+            for s, mark in ordered
+        ]
         self._start = time.monotonic()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
@@ -78,7 +82,7 @@ class CaptureRecorder:
             entry.update(self.portable(message))
         else:
             entry["msg"] = self.portable(message)
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._file.write(_json.dumps(entry) + "\n")
         self._file.flush()
 
     def portable(self, value: Any) -> Any:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import time
 from collections import deque
@@ -710,14 +711,25 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _read_disk(path: str) -> str | None:
-    """A file's text as the disk holds it now; None when it does not exist (or is not text)."""
+    """A file's text as the disk holds it now; None when it does not exist (or is not text).
+
+    Only a regular file is read, opened without blocking: a path an agent names may be
+    a FIFO or a device, and this read runs in the session's event loop.
+    """
     try:
-        if os.path.getsize(path) > DISK_READ_LIMIT:
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return None
+    try:
+        facts = os.fstat(descriptor)
+        if not stat.S_ISREG(facts.st_mode) or facts.st_size > DISK_READ_LIMIT:
             return None
-        with open(path, encoding="utf-8", newline="") as handle:
+        with open(descriptor, encoding="utf-8", newline="", closefd=False) as handle:
             return handle.read()
     except (OSError, UnicodeDecodeError):
         return None
+    finally:
+        os.close(descriptor)
 
 
 @asynccontextmanager

@@ -8,13 +8,13 @@ here again so that reading a capture does not import the projection.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from .. import _json
 from ..errors import CaptureError
 
 CLIENT_TO_AGENT = "client->agent"
@@ -121,7 +121,7 @@ def read_capture(source: CaptureSource) -> Capture:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = _json.loads(line)
         except ValueError:
             capture.warnings.append(f"line {number}: not JSON, left out")
             continue

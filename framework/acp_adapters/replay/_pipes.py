@@ -10,13 +10,14 @@ whose locks a thread still blocked in a read would hold at exit).
 
 from __future__ import annotations
 
-import json
 import os
 import queue
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from .. import _json
 
 #: How many bytes one read takes from the client's pipe at most.
 READ_BYTES = 65536
@@ -67,7 +68,7 @@ class Input:
         if not text:
             return
         try:
-            self._queue.put(json.loads(text))
+            self._queue.put(_json.loads(text))
         except ValueError:
             self._queue.put(NotJson(text))
 

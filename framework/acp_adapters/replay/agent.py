@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
+from .. import _json
 from ..errors import CaptureError
 from ._capture import (
     AGENT_EXIT,
@@ -531,7 +532,7 @@ class ReplayAgent:
         return _replace_strings(value, self._terminal_ids) if self._terminal_ids else value
 
     def _send(self, message: Any) -> None:
-        self._output.send(json.dumps(message, ensure_ascii=False, separators=(",", ":")))
+        self._output.send(_json.dumps(message, separators=(",", ":")))
 
     # --- the end --------------------------------------------------------------------------
 
@@ -641,13 +642,19 @@ def _replace_strings(value: Any, replacements: dict[str, str]) -> Any:
     return value
 
 
+#: The longest wait ``--timeout`` may ask for (a day): longer ones overflow the clocks.
+MAX_TIMEOUT = 86400.0
+
+
 def _seconds(text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not seconds > 0:
-        raise argparse.ArgumentTypeError("the timeout must be more than 0 seconds")
+    if not 0 < seconds <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(
+            f"the timeout must be more than 0 seconds and at most {MAX_TIMEOUT:g}"
+        )
     return seconds
 
 

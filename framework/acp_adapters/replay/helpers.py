@@ -72,7 +72,8 @@ def workspace_files(capture: CaptureSource) -> dict[str, str]:
 def seed_workspace(capture: CaptureSource, folder: str | os.PathLike[str]) -> list[Path]:
     """Write the files of :func:`workspace_files` under ``folder``; the paths written.
 
-    A path that would lead out of ``folder`` (``..``, a symlink) is not written.
+    A path that would lead out of ``folder`` (``..``, a symlink), or that cannot be a
+    file there (the folder itself, a file's child, a NUL in its name), is not written.
     """
     root = Path(os.path.realpath(folder))
     done: list[Path] = []
@@ -80,13 +81,15 @@ def seed_workspace(capture: CaptureSource, folder: str | os.PathLike[str]) -> li
         relative = (
             path[len(WORKSPACE_MARK) :].lstrip("/") if path.startswith(WORKSPACE_MARK) else path
         )
-        target = root / relative
-        real = Path(os.path.realpath(target))
-        if not relative or (real != root and root not in real.parents):
+        try:
+            real = Path(os.path.realpath(root / relative))
+            if not relative or root not in real.parents:
+                continue
+            real.parent.mkdir(parents=True, exist_ok=True)
+            with open(real, "w", encoding="utf-8", newline="") as handle:
+                handle.write(content)
+        except (OSError, ValueError):  # ValueError: a NUL in the path
             continue
-        real.parent.mkdir(parents=True, exist_ok=True)
-        with open(real, "w", encoding="utf-8", newline="") as handle:
-            handle.write(content)
         done.append(real)
     return done
 

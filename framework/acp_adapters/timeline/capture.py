@@ -23,7 +23,6 @@ and listed in the timeline's ``problems``; nothing in a capture raises.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -31,6 +30,7 @@ from typing import Any
 
 import pluggy
 
+from .. import _json
 from ..errors import CaptureError
 from ..hooks import Hooks
 from ..plugins import get_plugin_manager
@@ -115,7 +115,7 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
             if not line.strip():
                 continue
             try:
-                entry = json.loads(line)
+                entry = _json.loads(line)
             except ValueError:
                 problems.append(f"line {number}: not JSON")
                 continue

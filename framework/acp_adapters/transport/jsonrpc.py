@@ -32,6 +32,7 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from .. import _json
 from ..errors import AcpAdaptersError
 
 log = logging.getLogger("acp_adapters.transport")
@@ -211,13 +212,13 @@ class Connection:
     def _parse_line(self, line: bytes) -> Any:
         """The message of one line; None for a blank line or one that is not JSON."""
         try:
-            message = json.loads(line)  # the common case: UTF-8 JSON, read as it is
+            message = _json.loads(line)  # the common case: UTF-8 JSON, read as it is
         except ValueError:
             text = line.decode("utf-8", errors="replace").strip()
             if not text:
                 return None
             try:
-                message = json.loads(text)
+                message = _json.loads(text)
             except ValueError:
                 self._problem("not_json", text[:200])
                 self._on_message("raw", text)
@@ -322,7 +323,7 @@ class Connection:
 
     async def _write(self, message: Any) -> None:
         self._on_message("out", message)
-        data = (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+        data = (_json.dumps(message, separators=(",", ":")) + "\n").encode()
         async with self._write_lock:
             try:
                 await self._send.send(data)
