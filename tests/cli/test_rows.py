@@ -124,3 +124,22 @@ def test_portable_writes_the_folder_as_its_mark() -> None:
         "paths": ["<workspace>/a.py", f"{folder}2/b.py"],
         "diff_str": "--- <workspace>/a.py",
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "written"),
+    [
+        ("/tmp/review/ws/a", "<workspace>/a"),
+        ("/tmp/review/ws", "<workspace>"),
+        ('cd "/tmp/review/ws" && ls', 'cd "<workspace>" && ls'),
+        ("cwd=/tmp/review/ws: ok", "cwd=<workspace>: ok"),
+        ("file:///tmp/review/ws/a.py", "file://<workspace>/a.py"),
+        # The folder's name inside a longer path is another folder.
+        ("/mnt/tmp/review/ws/a", "/mnt/tmp/review/ws/a"),
+        ("/x/./tmp/review/ws", "/x/./tmp/review/ws"),
+        ("my-/tmp/review/ws", "my-/tmp/review/ws"),
+        ("/tmp/review/ws2/a", "/tmp/review/ws2/a"),
+    ],
+)
+def test_portable_replaces_only_the_folder_itself(text: str, written: str) -> None:
+    assert portable(text, "/tmp/review/ws") == written

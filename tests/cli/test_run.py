@@ -160,7 +160,8 @@ def test_ask_keeps_stdout_json(cli: Invoke, workspace: Path) -> None:
 def test_what_the_connection_skipped_is_logged_only_with_debug(cli: Invoke) -> None:
     quiet = cli("run", "--command", agent_command("faults"), "hi")
     assert quiet.exit_code == 0
-    assert "    still here\n" in quiet.stdout
+    # The fake agent's lone surrogate is shown as U+FFFD, and the text goes on.
+    assert "    a lone surrogate: \ufffd, still here\n" in quiet.stdout
     assert quiet.stderr == ""
     loud = cli("run", "--debug", "--command", agent_command("faults"), "hi")
     assert "acp_adapters.transport: WARNING: acp connection: not_json: this banner" in loud.stderr

@@ -10,14 +10,16 @@ piped). With no answer (stdin closed), the request is cancelled.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import click
 
 from ..permissions import PermissionDecision, PermissionQuery
-from .render import INDENT, Renderer
+from .render import INDENT, Renderer, printable
 from .rows import item_row
 
 if TYPE_CHECKING:
@@ -36,6 +38,7 @@ class TerminalAsk:
         self.renderer = renderer
         self.before = before
         self.session: Session | None = None
+        self._lines = _StdinLines()
 
     async def __call__(self, query: PermissionQuery) -> PermissionDecision | str | None:
         self.before()
@@ -45,7 +48,7 @@ class TerminalAsk:
         if not options:
             click.echo("the agent offered no option: cancelled", err=True)
             return None
-        answer = await anyio.to_thread.run_sync(_read_choice, len(options), abandon_on_cancel=True)
+        answer = await self._choose(len(options))
         if answer is None:
             click.echo("no answer: cancelled", err=True)
             return None
@@ -54,12 +57,15 @@ class TerminalAsk:
     def question(self, query: PermissionQuery, options: list[dict[str, Any]]) -> str:
         """What is asked: the tool call as the timeline shows it, and the numbered options."""
         title = query.title or (query.tool_call.title if query.tool_call else None)
-        lines = [click.style("? permission: ", fg="magenta", bold=True) + (title or "a tool call")]
+        lines = [
+            click.style("? permission: ", fg="magenta", bold=True)
+            + (printable(title) if title else "a tool call")
+        ]
         lines += [INDENT + line if line else "" for line in self._preview(query)]
         for number, option in enumerate(options, 1):
-            kind = str(option.get("kind") or "")
+            kind = printable(str(option.get("kind") or ""))
             colour = "red" if kind.startswith("reject") else "green"
-            name = str(option.get("name") or option["optionId"])
+            name = printable(str(option.get("name") or option["optionId"]))
             lines.append(f"{INDENT}{number}) " + click.style(name, fg=colour) + f" ({kind})")
         return "\n".join(lines)
 
@@ -75,23 +81,82 @@ class TerminalAsk:
             return []
         return self.renderer.body(item_row(item))
 
+    async def _choose(self, count: int) -> int | None:
+        """An option's number read from stdin; None at the end of input.
 
-def _read_choice(count: int) -> int | None:
-    """An option's number read from stdin; None at the end of input.
+        Read by hand rather than with ``click.prompt``, so that the question and the
+        answer both stay on stderr; an answer that did not come from a terminal is
+        echoed, so that a log shows it.
+        """
+        while True:
+            click.echo(f"Choose 1-{count}: ", nl=False, err=True)
+            try:
+                line = await self._lines.next()
+            except BaseException:
+                # The question was given up (the agent went away): what stderr says
+                # next starts a line of its own.
+                click.echo("", err=True)
+                raise
+            if not line:
+                click.echo("", err=True)
+                return None
+            answer = line.strip()
+            if not sys.stdin.isatty():
+                click.echo(printable(answer), err=True)
+            number = _option_number(answer, count)
+            if number is not None:
+                return number
+            click.echo(f"Answer with an option's number, 1 to {count}.", err=True)
 
-    Read by hand rather than with ``click.prompt``, so that the question and the
-    answer both stay on stderr; an answer that did not come from a terminal is
-    echoed, so that a log shows it.
+
+def _option_number(answer: str, count: int) -> int | None:
+    """The number ``answer`` gives in ASCII digits, if it is between 1 and ``count``."""
+    # isdecimal() alone takes other scripts' digits ("٣"), and int() refuses a number
+    # thousands of digits long.
+    if not (answer.isascii() and answer.isdecimal()):
+        return None
+    try:
+        number = int(answer)
+    except ValueError:
+        return None
+    return number if 1 <= number <= count else None
+
+
+#: How often a question looks whether its answer came (a person types slower).
+_POLL_SECONDS = 0.05
+
+
+class _StdinLines:
+    """The lines of stdin, each read by a daemon thread when a question wants one.
+
+    Not in a worker thread of anyio: a process waits for those before it exits, so
+    an agent that exits while a question waits would leave the command blocked
+    until someone types a line. A daemon thread is left behind instead. A read
+    that outlives its question (the question was cancelled) is not started again:
+    the next question takes its line, so that no line is lost to a second reader.
     """
-    while True:
-        click.echo(f"Choose 1-{count}: ", nl=False, err=True)
-        line = sys.stdin.readline()
-        if not line:
-            click.echo("", err=True)
-            return None
-        answer = line.strip()
-        if not sys.stdin.isatty():
-            click.echo(answer, err=True)
-        if answer.isdigit() and 1 <= int(answer) <= count:
-            return int(answer)
-        click.echo(f"Answer with an option's number, 1 to {count}.", err=True)
+
+    def __init__(self) -> None:
+        self._reading: Future[str] | None = None
+
+    async def next(self) -> str:
+        """The next line, with its line break; ``""`` at the end of input."""
+        if self._reading is None:
+            self._reading = Future()
+            thread = threading.Thread(
+                target=_read_line, args=(self._reading,), name="stdin answer", daemon=True
+            )
+            thread.start()
+        reading = self._reading
+        # Polled: waiting on the future in a thread would be a thread to wait for again.
+        while not reading.done():
+            await anyio.sleep(_POLL_SECONDS)
+        self._reading = None
+        return reading.result()
+
+
+def _read_line(into: Future[str]) -> None:
+    try:
+        into.set_result(sys.stdin.readline())
+    except Exception as error:  # raised again in the question that waits for the line
+        into.set_exception(error)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import shlex
 import sys
@@ -30,7 +31,7 @@ from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
 from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
 from .live import Format, Outcome, record_path, run_session
-from .render import Renderer, summary
+from .render import Renderer, printable, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import WORKSPACE_MARK, dumps
 
@@ -38,6 +39,25 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _DEBUG = "acp_adapters.debug"
 _FORMAT = click.Choice(["text", "json"])
+
+#: The longest --timeout: a larger number overflows the timers it sets.
+_DAY = 86400.0
+
+
+class _Seconds(click.FloatRange):
+    """A number of seconds to wait: more than 0, a day at most, and not NaN."""
+
+    def __init__(self) -> None:
+        super().__init__(min=0, min_open=True, max=_DAY)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        seconds = super().convert(value, param, ctx)
+        if math.isnan(seconds):  # NaN passes every comparison with the range's ends
+            self.fail(f"{value!r} is not a number of seconds.", param, ctx)
+        return seconds
+
+
+_SECONDS = _Seconds()
 
 
 #: The package's loggers: what the connection skipped (a line that is not JSON, an
@@ -102,10 +122,12 @@ class _Group(click.Group):
                 raise error from None
             code, line = explain(error)
             if ctx.meta.get(_DEBUG):
-                traceback.print_exception(type(error), error, error.__traceback__)
+                # The messages in a traceback and the agent's stderr are the agent's words.
+                lines = traceback.format_exception(type(error), error, error.__traceback__)
+                click.echo(printable("".join(lines)), nl=False, err=True)
                 if isinstance(error, ConnectionClosed) and error.stderr_tail.strip():
                     click.echo("the agent's stderr ended with:", err=True)
-                    click.echo(error.stderr_tail.rstrip(), err=True)
+                    click.echo(printable(error.stderr_tail.rstrip()), err=True)
             click.echo(click.style("Error:", fg="red", bold=True) + " " + line, err=True)
             ctx.exit(code)
 
@@ -140,9 +162,10 @@ def main(ctx: click.Context) -> None:
 def _print_outcome(outcome: Outcome, output: Format, renderer: Renderer, *, body: bool) -> None:
     """The timeline as JSON, or (text) its blocks if ``body`` and the summary line."""
     for warning in outcome.skipped:
-        click.echo(f"Note: capture {warning}", err=True)
+        click.echo(f"Note: capture {printable(warning)}", err=True)
     if outcome.ended:
-        click.echo(f"Note: the recorded session ended with an error: {outcome.ended}", err=True)
+        ended = printable(outcome.ended)
+        click.echo(f"Note: the recorded session ended with an error: {ended}", err=True)
     if output == "json":
         click.echo(dumps(outcome.rows))
         return
@@ -213,7 +236,7 @@ def demo(output: Format) -> None:
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=_SECONDS,
     default=DEFAULT_TIMEOUT,
     show_default=True,
     metavar="SECONDS",

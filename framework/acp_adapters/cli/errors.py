@@ -28,6 +28,7 @@ from ..errors import (
     UnknownProviderError,
 )
 from ..transport import ConnectionClosed, RpcError
+from .render import printable
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -47,7 +48,16 @@ class Failure(AcpAdaptersError):
 
 
 def explain(error: BaseException) -> tuple[int, str]:
-    """The exit code and the one line to print for an error that ends a command."""
+    """The exit code and the one line to print for an error that ends a command.
+
+    The line is :func:`~.render.printable`: most messages carry what an agent or a
+    capture said (its stderr, its error's message, a capture's line).
+    """
+    code, line = _explain(error)
+    return code, printable(line)
+
+
+def _explain(error: BaseException) -> tuple[int, str]:
     if isinstance(error, Failure):
         return error.exit_code, _one_line(str(error))
     if isinstance(error, KeyboardInterrupt):

@@ -23,7 +23,7 @@ from ..permissions import PolicyName
 from ..timeline.items import TimelineItem
 from .asking import TerminalAsk
 from .errors import EXIT_AGENT_NOT_FOUND, Failure
-from .render import INDENT, STREAMED_KINDS, Renderer
+from .render import INDENT, STREAMED_KINDS, Renderer, printable
 from .rows import dumps, item_row, item_rows
 
 Format = Literal["text", "json"]
@@ -75,7 +75,7 @@ class StreamPrinter:
         for row in item_rows(list(items)):
             if row["kind"] in STREAMED_KINDS and row["id"] in self._shown:
                 if len(row["text"] or "") > self._shown[row["id"]]:
-                    self._stream(row)
+                    self._stream(row, final=True)
             elif row["id"] not in self.printed:
                 self._print(row)
         self.end_stream()
@@ -97,7 +97,7 @@ class StreamPrinter:
             click.echo("")
         self._blocks += 1
 
-    def _stream(self, row: dict[str, Any]) -> None:
+    def _stream(self, row: dict[str, Any], *, final: bool = False) -> None:
         key, text = row["id"], row["text"] or ""
         if self._streaming != key:
             again = key in self._shown
@@ -107,9 +107,13 @@ class StreamPrinter:
             click.echo(header + (click.style("  (continued)", dim=True) if again else ""))
             self._streaming = key
             self.printed.add(key)
-        shown = self._shown.get(key, 0)
-        self._shown[key] = len(text)
-        self._write(text[shown:], dim=row["kind"] == "reasoning")
+        shown, end = self._shown.get(key, 0), len(text)
+        if not final and text and "\ud800" <= text[-1] <= "\udbff":
+            # Half of a character an agent split between two chunks (a JavaScript string
+            # cut by length): shown once its other half has come.
+            end -= 1
+        self._shown[key] = end
+        self._write(text[shown:end], dim=row["kind"] == "reasoning")
 
     def _write(self, new: str, *, dim: bool) -> None:
         for number, piece in enumerate(new.split("\n")):
@@ -121,6 +125,7 @@ class StreamPrinter:
                 # The held breaks end the open line (or, first thing, make blank lines).
                 click.echo("\n" * self._held + INDENT, nl=False)
                 self._held, self._line_open = 0, True
+            piece = printable(piece)
             click.echo(click.style(piece, dim=True) if dim else piece, nl=False)
 
 

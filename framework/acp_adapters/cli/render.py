@@ -14,10 +14,16 @@ so the same text reads in a pipe. A block is a header line
 
 Paths under the session's folder are shown relative to it, in headers and in
 the patch's ``---``/``+++`` lines alike.
+
+What the agent (or a capture) wrote goes through :func:`printable` before it is
+styled: its control characters are shown as escapes, so that an agent's text
+cannot move the cursor, clear the screen or set the terminal's title, while
+this module's own colours still work.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +43,39 @@ _STATUS_COLOURS = {
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 #: The kinds whose text the streaming output writes as it arrives.
 STREAMED_KINDS = ("assistant_message", "reasoning")
+#: What a terminal acts on rather than shows: C0 controls but the line break and the
+#: tab, DEL, and C1 controls (an ``\x9b`` starts a command as ``ESC [`` does).
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    r"""``text`` as it is safe to print on a terminal: the same text, controls shown as escapes.
+
+    A control character is written as Python writes it in a string (``\x1b`` for
+    ESC, ``\r`` for a carriage return, ``\x9b``); line breaks and tabs stay as
+    they are. A lone surrogate (JSON can carry one, UTF-8 cannot) becomes U+FFFD,
+    and a surrogate pair sent as two halves becomes its one character.
+    """
+    if _SURROGATES.search(text):
+        text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    return _CONTROLS.sub(_escape, text)
+
+
+def _escape(control: re.Match[str]) -> str:
+    char = control.group()
+    return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
+
+
+def printable_value(value: Any) -> Any:
+    """``value`` (a row, or any JSON value) with every string in it :func:`printable`, keys too."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_value(key): printable_value(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable_value(item) for item in value]
+    return value
 
 
 @dataclass
@@ -48,8 +87,13 @@ class Renderer:
 
     def __post_init__(self) -> None:
         # Longest first, so that a folder inside another is stripped whole.
+        # Printable, as the paths they are compared with are.
         self._prefixes = tuple(
-            sorted({root.rstrip("/") + "/" for root in self.roots if root}, key=len, reverse=True)
+            sorted(
+                {printable(root.rstrip("/")) + "/" for root in self.roots if root},
+                key=len,
+                reverse=True,
+            )
         )
 
     def path(self, path: str) -> str:
@@ -60,6 +104,7 @@ class Renderer:
 
     def header(self, row: dict[str, Any]) -> str:
         """``[ordinal] kind  status  title``."""
+        row = printable_value(row)
         parts = [
             click.style(f"[{row['ordinal']}]", dim=True),
             click.style(str(row["kind"]), bold=True),
@@ -74,6 +119,7 @@ class Renderer:
 
     def body(self, row: dict[str, Any]) -> list[str]:
         """The lines under the header, not yet indented."""
+        row = printable_value(row)
         kind = row["kind"]
         if kind in ("user_message", "assistant_message", "reasoning"):
             return _text_lines(row["text"], dim=kind == "reasoning")
@@ -115,7 +161,7 @@ class Renderer:
     def patch(self, patch: str) -> list[str]:
         """A unified patch's lines, coloured: ``+`` green, ``-`` red, ``@@`` cyan."""
         lines = []
-        for line in patch.rstrip("\n").split("\n"):
+        for line in printable(patch).rstrip("\n").split("\n"):
             if line.startswith(("--- ", "+++ ")):
                 lines.append(click.style(line[:4] + self.path(line[4:]), bold=True))
             elif line.startswith("@@"):
@@ -199,11 +245,12 @@ def summary(
         number = sum(row["kind"] == kind for row in rows)
         if number:
             details.append(_count(number, noun))
-    line = click.style(f"{provider}, protocol {version}:", bold=True) + " " + "; ".join(counted)
+    line = click.style(f"{printable(provider)}, protocol {version}:", bold=True)
+    line += " " + "; ".join(counted)
     if details:
         line += "; " + ", ".join(details)
     if stop_reason:
-        line += f"; stop reason {stop_reason}"
+        line += f"; stop reason {printable(stop_reason)}"
     return line
 
 

@@ -162,9 +162,19 @@ def item_rows(items: list[TimelineItem]) -> list[dict[str, Any]]:
     return [item_row(item) for item in sorted(items, key=lambda item: item.ordinal)]
 
 
+#: A surrogate, alone in a string (JSON can carry one, UTF-8 cannot).
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def dumps(rows: list[dict[str, Any]]) -> str:
-    """Rows as the JSON array ``--format json`` prints."""
-    return json.dumps(rows, indent=2, ensure_ascii=False)
+    """Rows as the JSON array ``--format json`` prints: text as it is, lone surrogates escaped.
+
+    Written as ``\\uXXXX``, a lone surrogate reads back as the same string, and the
+    output stays UTF-8 (printing it as it is would fail). Outside strings, JSON text
+    is ASCII, so every surrogate of the text is inside a string.
+    """
+    text = json.dumps(rows, indent=2, ensure_ascii=False)
+    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
@@ -174,8 +184,12 @@ def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
     captures write it, its output is the same from one run to the next.
     """
     spellings = sorted({os.fspath(folder), os.path.realpath(folder)}, key=len, reverse=True)
-    # Only where the folder's name ends (/tmp/ws is not in /tmp/ws2).
-    patterns = [re.compile(re.escape(spelling) + r"(?![\w.-])") for spelling in spellings]
+    # Only the folder's whole name: where it ends (/tmp/ws is not in /tmp/ws2), and where
+    # it starts (/tmp/ws is not in /mnt/tmp/ws), but for a file URI's file:///tmp/ws.
+    patterns = [
+        re.compile(r"(?:(?<![\w./-])|(?<=://))" + re.escape(spelling) + r"(?![\w.-])")
+        for spelling in spellings
+    ]
 
     def convert(value: Any) -> Any:
         if isinstance(value, str):
