@@ -79,3 +79,13 @@ def test_summary_line() -> None:
     assert line == (
         "grok, protocol 1: 2 items in 1 turn; 1 file change (1 file, +1 -1); stop reason end_turn"
     )
+
+
+def test_paths_in_a_title_are_shown_relative_to_the_roots() -> None:
+    renderer = Renderer(roots=("/ws",))
+    assert renderer.paths_within("Edit `/ws/app.py`") == "Edit `app.py`"
+    assert renderer.paths_within("Move /ws/a.py to /ws/b/c.py") == "Move a.py to b/c.py"
+    # Not inside a longer path, nor a folder whose name only starts the same.
+    assert renderer.paths_within("Read /mnt/ws/a.py, /ws2/a.py") == "Read /mnt/ws/a.py, /ws2/a.py"
+    row = {**item_row(CHANGE), "title": "Edit `/ws/a.py`"}
+    assert click.unstyle(renderer.header(row)).endswith("Edit `a.py`")

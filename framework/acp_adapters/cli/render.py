@@ -102,6 +102,16 @@ class Renderer:
                 return path[len(prefix) :]
         return path
 
+    def paths_within(self, text: str) -> str:
+        """``text`` (a title) with the paths under the roots in it shown relative to them.
+
+        Agents name the file in a tool call's title (Grok Build: "Edit `/ws/app.py`").
+        A root counts where a path starts, not inside a longer path.
+        """
+        for prefix in self._prefixes:
+            text = re.sub(r"(?<![\w.~/-])" + re.escape(prefix), "", text)
+        return text
+
     def header(self, row: dict[str, Any]) -> str:
         """``[ordinal] kind  status  title``."""
         row = printable_value(row)
@@ -114,7 +124,7 @@ class Renderer:
         if row["kind"] == "command_execution" and row["command"]:
             title = None  # the body shows the command itself
         if title:
-            parts.append(self.path(str(title)))
+            parts.append(self.paths_within(self.path(str(title))))
         return " ".join(parts[:2]) + "  " + "  ".join(parts[2:])
 
     def body(self, row: dict[str, Any]) -> list[str]:
