@@ -107,6 +107,29 @@ async def test_ask_hands_the_decision_to_the_application(connect: Any, workspace
     assert [i.option_kind for i in turn.items if i.kind == "approval_request"] == ["allow_always"]
 
 
+async def test_an_answer_the_agent_did_not_offer_is_sent_as_cancelled(
+    connect: Any, workspace: Path
+) -> None:
+    async def ask(query: PermissionQuery) -> str:
+        return "bogus"
+
+    async with connect(
+        command=fake_agent("edit", str(workspace)),
+        cwd=workspace,
+        ask=ask,
+        record=workspace.parent / "c.jsonl",
+    ) as session:
+        await session.prompt("edit")
+        assert any(
+            p.kind == "invalid_answer" and "'bogus' was not offered" in p.detail
+            for p in session.problems
+        )
+    sent = (workspace.parent / "c.jsonl").read_text()
+    assert "bogus" not in sent
+    assert '"outcome": {"outcome": "cancelled"}' in sent
+    assert (workspace / "existing.txt").read_text() == "alpha\nbeta\n"  # nothing was allowed
+
+
 async def test_a_terminal_runs_a_shell_line_and_truncates_its_output(
     connect: Any, workspace: Path
 ) -> None:

@@ -85,3 +85,27 @@ def test_output_is_cut_from_the_start_at_a_character_boundary() -> None:
     assert trimmed(data, 4) == ("😀".encode(), True)
     assert trimmed(data, 6) == ("😀".encode(), True)
     assert trimmed(data, 7) == ("€😀".encode(), True)
+
+
+def test_only_regular_files_of_a_size_that_fits_a_message_are_read(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    from acp_adapters.client.workspace import READ_LIMIT
+
+    os.mkfifo(ws.cwd / "fifo")
+    with pytest.raises(RpcError, match="not a regular file"):  # at once: no writer ever comes
+        ws.read_text("fifo")
+    with pytest.raises(RpcError, match="is a directory"):
+        ws.read_text("sub")
+    with open(ws.cwd / "huge.txt", "wb") as handle:
+        handle.truncate(READ_LIMIT + 1)  # sparse: nothing is written to the disk
+    with pytest.raises(RpcError, match="too large to read") as info:
+        ws.read_text("huge.txt", line=1, limit=1)
+    assert info.value.code == -32602
+
+
+def test_content_no_utf8_can_hold_is_refused_and_leaves_nothing(ws: Workspace) -> None:
+    with pytest.raises(RpcError, match="not valid Unicode") as info:
+        ws.write_text("half.txt", "a\ud800b")
+    assert info.value.code == -32602
+    assert sorted(p.name for p in ws.cwd.iterdir()) == ["a.txt", "link-in", "link-out", "sub"]

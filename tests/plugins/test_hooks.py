@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pluggy
@@ -187,6 +188,22 @@ def test_hook_decide_permission_follows_the_policy(
     refused = with_fake.decide_permission(OTHER, no_reject, Policy(name="read-only"))
     if kind != "read":
         assert refused.outcome == "cancelled"
+
+
+def test_workspace_write_judges_an_edit_by_its_real_path(with_fake: Hooks, tmp_path: Path) -> None:
+    """A symlink in the workspace that leads out does not make its target the workspace's."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "dirlink").symlink_to("/etc")
+    options = (
+        {"optionId": "once", "kind": "allow_once"},
+        {"optionId": "no", "kind": "reject_once"},
+    )
+    policy = Policy(name="workspace-write", workspace=(str(workspace),))
+    for path, expected in ((f"{workspace}/dirlink/evil.conf", "no"), (f"{workspace}/a.py", "once")):
+        call = tool_call(kind="edit", locations=[{"path": path}])
+        query = PermissionQuery(request_id="1", tool_call=call, options=options)
+        assert with_fake.decide_permission(OTHER, query, policy).option_id == expected, path
 
 
 def test_hook_render_item_text(with_fake: Hooks) -> None:

@@ -632,6 +632,15 @@ class Session:
         decision = self.hooks.decide_permission(self.provider, query, self.policy)
         if decision.outcome == "ask":
             decision = await self._ask_application(query)
+        offered = {o.get("optionId") for o in query.options}
+        if decision.outcome == "selected" and decision.option_id not in offered:
+            # The agent can only act on an option it offered: anything else is no answer.
+            self.problems.append(
+                Problem("invalid_answer", f"permission: {decision.option_id!r} was not offered")
+            )
+            decision = PermissionDecision(
+                outcome="cancelled", reason=f"{decision.option_id!r} was not offered"
+            )
         result = {"outcome": decision.to_wire()}
         projector.permission_answered(request_id, result, time.time())
         return result

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Literal
@@ -23,6 +24,9 @@ INVALID_PARAMS = -32602
 FORBIDDEN = -32000
 
 MissingFileRead = Literal["error", "empty"]
+
+#: The largest file ``fs/read_text_file`` reads (bytes): its text goes out in one message.
+READ_LIMIT = 32 * 1024 * 1024
 
 
 class Workspace:
@@ -63,18 +67,37 @@ class Workspace:
             if value is not None and bad:
                 raise RpcError(INVALID_PARAMS, f"{name} must be a non-negative integer")
         try:
-            with open(real, encoding="utf-8", newline="") as handle:
-                text = handle.read()
+            # Without blocking: the path may be a FIFO or a device, and this runs in the
+            # session's event loop. Only a regular file is read, and not a huge one.
+            descriptor = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         except FileNotFoundError:
             if missing == "empty":
                 return ""
             raise RpcError(
                 RESOURCE_NOT_FOUND, f"Resource not found: {path}", {"uri": path}
             ) from None
-        except IsADirectoryError:
-            raise RpcError(INVALID_PARAMS, f"{path} is a directory") from None
+        except OSError as error:
+            raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror}") from None
+        try:
+            facts = os.fstat(descriptor)
+            if stat.S_ISDIR(facts.st_mode):
+                raise RpcError(INVALID_PARAMS, f"{path} is a directory")
+            if not stat.S_ISREG(facts.st_mode):
+                raise RpcError(INVALID_PARAMS, f"{path} is not a regular file")
+            if facts.st_size > READ_LIMIT:
+                raise RpcError(
+                    INVALID_PARAMS,
+                    f"{path} is too large to read ({facts.st_size} bytes; "
+                    f"the limit is {READ_LIMIT})",
+                )
+            with open(descriptor, encoding="utf-8", newline="", closefd=False) as handle:
+                text = handle.read(READ_LIMIT + 1)  # a file that grew since is cut here
         except UnicodeDecodeError:
             raise RpcError(INVALID_PARAMS, f"{path} is not UTF-8 text") from None
+        except OSError as error:
+            raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror}") from None
+        finally:
+            os.close(descriptor)
         if line is None and limit is None:
             return text
         # Lines end at "\n" only (a "\r" or U+2028 stays inside its line).
@@ -102,8 +125,10 @@ class Workspace:
             if real.exists():
                 os.chmod(temporary, real.stat().st_mode & 0o7777)
             os.replace(temporary, real)
-        except BaseException:
+        except BaseException as error:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
+            if isinstance(error, UnicodeEncodeError):  # a lone surrogate: no UTF-8 holds it
+                raise RpcError(INVALID_PARAMS, "content is not valid Unicode text") from None
             raise
         return real

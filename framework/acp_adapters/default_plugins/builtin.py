@@ -201,12 +201,14 @@ def _option(request: PermissionQuery, *kinds: str) -> str | None:
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
-    if not os.path.isabs(path):
+    """Whether ``path`` is inside one of the folders, by real paths: a symlink in the
+    workspace that leads out is outside."""
+    if not os.path.isabs(path) or "\x00" in path:
         return False
-    path = posixpath.normpath(path)
+    real = os.path.realpath(path)
     return any(
-        posixpath.commonpath([path, posixpath.normpath(root)]) == posixpath.normpath(root)
-        for root in roots
+        posixpath.commonpath([real, folder]) == folder
+        for folder in (os.path.realpath(root) for root in roots if root and "\x00" not in root)
     )
 
 
