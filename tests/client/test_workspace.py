@@ -109,3 +109,10 @@ def test_content_no_utf8_can_hold_is_refused_and_leaves_nothing(ws: Workspace) -
         ws.write_text("half.txt", "a\ud800b")
     assert info.value.code == -32602
     assert sorted(p.name for p in ws.cwd.iterdir()) == ["a.txt", "link-in", "link-out", "sub"]
+
+
+def test_a_path_no_file_system_name_holds_is_invalid_params(ws: Workspace) -> None:
+    for action in (lambda: ws.read_text("half\ud800.txt"), lambda: ws.write_text("h\ud800", "x")):
+        with pytest.raises(RpcError, match="not valid Unicode") as info:
+            action()
+        assert info.value.code == -32602

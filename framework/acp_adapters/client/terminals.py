@@ -1,11 +1,18 @@
 """Terminals the client runs for an agent (ACP v1 ``terminal/*``): real processes.
 
 A terminal is one command in a process group of its own, stdout and stderr
-merged into one output. The output keeps at most ``outputByteLimit`` bytes:
-past it, it is cut from the start, at a character boundary. A ``command``
-sent without ``args`` that holds a whole shell line (kimi-cli sends
-``echo hi; cat f``) runs through ``/bin/sh -c``. Every terminal is killed when
-the session closes.
+merged into one output. The output keeps at most ``outputByteLimit`` bytes, and
+never more than :data:`MAX_OUTPUT_BYTES` (16 MiB) whatever the agent asks: past
+it, it is cut from the start, at a character boundary. A ``command`` sent
+without ``args`` that holds a whole shell line (kimi-cli sends
+``echo hi; cat f``) runs through ``/bin/sh -c``. A command, argument,
+cwd or environment variable that cannot be given to a process (a NUL character, a
+variable name that is empty or holds ``=``) is invalid params.
+
+Killing a terminal kills its whole process group, also once its command has
+exited: what it left running in the background, in its group, ends too. When the session
+closes, every terminal is killed, new ones are refused, and the close waits at
+most :data:`CLOSE_WAIT_SECONDS` in all for their output to end.
 """
 
 from __future__ import annotations
@@ -23,10 +30,14 @@ import anyio
 from anyio.abc import Process, TaskGroup
 
 from ..transport import RpcError
-from .workspace import INVALID_PARAMS, Workspace
+from .workspace import FORBIDDEN, INVALID_PARAMS, Workspace
 
 #: The default output limit when the agent sets none.
 DEFAULT_OUTPUT_BYTES = 1024 * 1024
+#: The most output a terminal keeps, whatever ``outputByteLimit`` the agent asks for.
+MAX_OUTPUT_BYTES = 16 * 1024 * 1024
+#: How long closing the session waits, in all, for its killed terminals' output to end.
+CLOSE_WAIT_SECONDS = 5.0
 _SHELL_CHARACTERS = set(";|&<>()$`\\\"' \t\n*?[]#~=%")
 
 
@@ -39,16 +50,55 @@ def argv(command: str, args: list[str] | None) -> list[str]:
     return [command]
 
 
+def _partial_character(data: bytes | bytearray) -> int:
+    """How many bytes at the start of ``data`` are left from a character cut in two."""
+    # UTF-8 continuation bytes are 10xxxxxx.
+    start = 0
+    while start < len(data) and start < 4 and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return start
+
+
 def trimmed(output: bytes, limit: int) -> tuple[bytes, bool]:
     """The last ``limit`` bytes, starting at a character boundary; and whether it was cut."""
     if len(output) <= limit:
         return output, False
     tail = output[len(output) - limit :]
-    # Drop UTF-8 continuation bytes (10xxxxxx) left from a character cut in two.
-    start = 0
-    while start < len(tail) and start < 4 and (tail[start] & 0xC0) == 0x80:
-        start += 1
-    return tail[start:], True
+    return tail[_partial_character(tail) :], True
+
+
+def signal_name(number: int) -> str:
+    """The name of signal ``number``: ``SIGKILL``, or ``SIG40`` for one Python does not name."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"SIG{number}"
+
+
+def _process_text(value: str, what: str) -> str:
+    """``value`` if a process can be given it; else invalid params naming ``what``."""
+    if "\x00" in value:
+        raise RpcError(INVALID_PARAMS, f"{what} holds a NUL character")
+    try:
+        os.fsencode(value)
+    except UnicodeEncodeError:
+        raise RpcError(INVALID_PARAMS, f"{what} cannot be passed to a process") from None
+    return value
+
+
+def _environment(variables: object) -> dict[str, str]:
+    """This process's environment with the agent's ``env`` entries on top."""
+    env = dict(os.environ)
+    for variable in variables if isinstance(variables, list) else []:
+        if not isinstance(variable, dict) or not isinstance(variable.get("name"), str):
+            continue
+        name = variable["name"]
+        if not name or "=" in name or "\x00" in name:
+            raise RpcError(INVALID_PARAMS, f"invalid environment variable name {name!r}")
+        _process_text(name, f"environment variable name {name!r}")
+        value = str(variable.get("value", ""))
+        env[name] = _process_text(value, f"the value of environment variable {name}")
+    return env
 
 
 @dataclass
@@ -56,20 +106,28 @@ class Terminal:
     id: str
     process: Process
     limit: int
-    output: bytes = b""
+    # Cut from the front in place: a bytearray does that without copying what it keeps.
+    output: bytearray = field(default_factory=bytearray)
     truncated: bool = False
     exited: anyio.Event = field(default_factory=anyio.Event)
+    #: The process group has been killed, or was found empty: it is never signalled again,
+    #: since once empty its id may be given to an unrelated process.
+    group_ended: bool = False
 
     def add(self, chunk: bytes) -> None:
-        self.output, cut = trimmed(self.output + chunk, self.limit)
-        self.truncated = self.truncated or cut
+        self.output += chunk
+        excess = len(self.output) - self.limit
+        if excess > 0:
+            del self.output[:excess]
+            del self.output[: _partial_character(self.output)]
+            self.truncated = True
 
     def exit_status(self) -> dict[str, Any] | None:
         code = self.process.returncode
         if code is None:
             return None
         if code < 0:
-            return {"exitCode": None, "signal": signal.Signals(-code).name}
+            return {"exitCode": None, "signal": signal_name(-code)}
         return {"exitCode": code, "signal": None}
 
 
@@ -81,6 +139,7 @@ class Terminals:
         self.task_group = task_group
         self._terminals: dict[str, Terminal] = {}
         self._ids = count(1)
+        self._closing = False
 
     def _get(self, params: Any) -> Terminal:
         terminal_id = params.get("terminalId") if isinstance(params, dict) else None
@@ -89,7 +148,12 @@ class Terminals:
             raise RpcError(INVALID_PARAMS, f"no terminal {terminal_id!r}")
         return terminal
 
+    def _refuse_if_closing(self) -> None:
+        if self._closing:
+            raise RpcError(FORBIDDEN, "the session is closing: no new terminals")
+
     async def create(self, params: Any) -> dict[str, Any]:
+        self._refuse_if_closing()
         if not isinstance(params, dict) or not isinstance(params.get("command"), str):
             raise RpcError(INVALID_PARAMS, "terminal/create needs a command")
         args = params.get("args")
@@ -97,20 +161,23 @@ class Terminals:
             isinstance(args, list) and all(isinstance(a, str) for a in args)
         ):
             raise RpcError(INVALID_PARAMS, "args must be a list of strings")
-        cwd = self.workspace.resolve(params["cwd"]) if params.get("cwd") else self.workspace.cwd
-        env = dict(os.environ)
-        for variable in params.get("env") or []:
-            if isinstance(variable, dict) and isinstance(variable.get("name"), str):
-                env[variable["name"]] = str(variable.get("value", ""))
+        command = argv(_process_text(params["command"], "the command"), args)
+        for arg in args or []:
+            _process_text(arg, "an argument")
+        asked_cwd = params.get("cwd")
+        if isinstance(asked_cwd, str):
+            _process_text(asked_cwd, "the cwd")
+        cwd = self.workspace.resolve(asked_cwd) if asked_cwd else self.workspace.cwd
+        env = _environment(params.get("env"))
         limit = params.get("outputByteLimit")
         limit = (
-            limit
+            min(limit, MAX_OUTPUT_BYTES)
             if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
             else DEFAULT_OUTPUT_BYTES
         )
         try:
             process = await anyio.open_process(
-                argv(params["command"], args),
+                command,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -119,10 +186,14 @@ class Terminals:
                 start_new_session=True,
             )
         except OSError as exc:
-            raise RpcError(
-                INVALID_PARAMS, f"cannot run {shlex.join(argv(params['command'], args))}: {exc}"
-            ) from exc
+            raise RpcError(INVALID_PARAMS, f"cannot run {shlex.join(command)}: {exc}") from exc
         terminal = Terminal(f"term-{next(self._ids)}", process, limit)
+        if self._closing:
+            # The close began while the process started: it has not seen this one.
+            self._kill(terminal)
+            with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_WAIT_SECONDS):
+                await process.aclose()
+            self._refuse_if_closing()
         self._terminals[terminal.id] = terminal
         self.task_group.start_soon(self._collect, terminal)
         return {"terminalId": terminal.id}
@@ -134,6 +205,14 @@ class Terminals:
                 async for chunk in stream:
                     terminal.add(chunk)
         await terminal.process.wait()
+        if not terminal.group_ended:
+            # Nothing left in the group now means nothing to kill later.
+            try:
+                os.killpg(terminal.process.pid, 0)
+            except ProcessLookupError:
+                terminal.group_ended = True
+            except PermissionError:
+                pass
         terminal.exited.set()
 
     async def output(self, params: Any) -> dict[str, Any]:
@@ -163,17 +242,34 @@ class Terminals:
 
     @staticmethod
     def _kill(terminal: Terminal) -> None:
-        if terminal.process.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(terminal.process.pid, signal.SIGKILL)
+        """Kill the terminal's process group, even when its command has exited: what it
+        started in the background is still in the group."""
+        if terminal.group_ended:
+            return
+        try:
+            os.killpg(terminal.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            terminal.group_ended = True
+        except PermissionError:
+            pass  # nothing in the group could be signalled; leave it to be tried again
+        else:
+            terminal.group_ended = True
 
     async def close(self) -> None:
-        """Kill every terminal and wait for each to end."""
+        """Refuse new terminals, kill every terminal, and wait for them all in one bound."""
+        self._closing = True
         with anyio.CancelScope(shield=True):
-            for terminal in self._terminals.values():
+            terminals = list(self._terminals.values())
+            for terminal in terminals:
                 self._kill(terminal)
-            for terminal in self._terminals.values():
-                with anyio.move_on_after(5):
+            with anyio.move_on_after(CLOSE_WAIT_SECONDS):
+                for terminal in terminals:
                     # Exited and its output read to the end: its pipes are closed too.
                     await terminal.exited.wait()
+            # A process that left the group can keep the output open past the kill: stop
+            # reading it, so its pipe is closed and the command, killed, is collected at once.
+            with anyio.move_on_after(1):
+                for terminal in terminals:
+                    if not terminal.exited.is_set():
+                        await terminal.process.aclose()
             self._terminals.clear()

@@ -44,6 +44,10 @@ class Workspace:
         """The real path of ``path`` if it is inside the workspace; else an RPC error."""
         if not isinstance(path, str) or not path or "\x00" in path:
             raise RpcError(INVALID_PARAMS, "path must be a non-empty string")
+        try:
+            path.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: no file system name holds it
+            raise RpcError(INVALID_PARAMS, "path is not valid Unicode text") from None
         candidate = Path(path)
         if not candidate.is_absolute():
             candidate = self.cwd / candidate
