@@ -24,6 +24,7 @@ import click
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
+from ..capture_format import WORKSPACE_MARK
 from ..permissions import PolicyName
 from ..plugins import get_plugin_manager
 from ..providers import ProviderRegistry
@@ -33,7 +34,7 @@ from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
 from .live import Format, Outcome, record_path, run_session
 from .render import Renderer, printable, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
-from .rows import WORKSPACE_MARK, dumps
+from .rows import dumps
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 import anyio
 
 from .. import replay
+from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
 from ..client import Session, connect
 from ..errors import AcpAdaptersError, CaptureError
 from ..replay import (
@@ -44,10 +45,10 @@ from ..replay import (
     request_key,
     seed_workspace,
 )
-from ..timeline.capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT, project_capture
+from ..timeline.capture import project_capture
 from .errors import Failure
 from .live import Outcome
-from .rows import WORKSPACE_MARK, item_rows, portable
+from .rows import item_rows, portable
 
 Match = Literal["exact", "methods"]
 

@@ -14,6 +14,7 @@ import os
 import re
 from typing import Any
 
+from ..capture_format import WORKSPACE_MARK, folder_pattern
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
@@ -66,9 +67,6 @@ FIELDS = (
     "option_kind",
     "code",
 )
-
-#: How a replay's temporary folder is written in its output, as in captures.
-WORKSPACE_MARK = "<workspace>"
 
 
 def item_row(item: TimelineItem) -> dict[str, Any]:
@@ -184,12 +182,7 @@ def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
     captures write it, its output is the same from one run to the next.
     """
     spellings = sorted({os.fspath(folder), os.path.realpath(folder)}, key=len, reverse=True)
-    # Only the folder's whole name: where it ends (/tmp/ws is not in /tmp/ws2), and where
-    # it starts (/tmp/ws is not in /mnt/tmp/ws), but for a file URI's file:///tmp/ws.
-    patterns = [
-        re.compile(r"(?:(?<![\w./-])|(?<=://))" + re.escape(spelling) + r"(?![\w.-])")
-        for spelling in spellings
-    ]
+    patterns = [folder_pattern(spelling) for spelling in spellings]  # its whole name only
 
     def convert(value: Any) -> Any:
         if isinstance(value, str):

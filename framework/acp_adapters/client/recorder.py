@@ -9,20 +9,23 @@ home folder ``<home>``, wherever they appear in a string.
 from __future__ import annotations
 
 import os
-import re
 import time
 from pathlib import Path
 from typing import IO, Any
 
 from .. import _json
-from ..timeline.capture import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT, DISK_READ
+from ..capture_format import (
+    AGENT_EXIT,
+    AGENT_RAW,
+    AGENT_TO_CLIENT,
+    CLIENT_TO_AGENT,
+    DISK_READ,
+    HOME_MARK,
+    WORKSPACE_MARK,
+    folder_pattern,
+)
 
-#: A line the agent printed that was not JSON: kept as text.
-AGENT_RAW = "agent->client(raw)"
-
-WORKSPACE_MARK = "<workspace>"
 _DIRECTIONS = {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT, "disk": DISK_READ}
-HOME_MARK = "<home>"
 
 
 class CaptureRecorder:
@@ -46,14 +49,9 @@ class CaptureRecorder:
             if a_home and a_home != os.sep:
                 spellings.setdefault(a_home, HOME_MARK)
                 spellings.setdefault(os.path.realpath(a_home), HOME_MARK)
-        # A folder's name is replaced where it starts a path (also after file://) and
-        # where it ends one or goes on with "/": not inside a longer name (/tmp/ws is not
-        # in /tmp/ws2, nor in /mnt/tmp/ws).
+        # Only a folder's whole name (folder_pattern): not inside a longer name.
         ordered = sorted(spellings.items(), key=lambda pair: -len(pair[0]))
-        self._marks = [
-            (re.compile(r"(?<![\w.~-])(?:(?<=//)|(?<!/))" + re.escape(s) + r"(?![\w.-])"), mark)
-            for s, mark in ordered
-        ]
+        self._marks = [(folder_pattern(s), mark) for s, mark in ordered]
         self._start = time.monotonic()
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115

@@ -17,7 +17,8 @@ standard library only.
 
 from __future__ import annotations
 
-from ._capture import Capture, DiskRead, Entry, RequestKey, read_capture, request_key
+from ..capture_format import HOME_MARK, WORKSPACE_MARK, RequestKey, request_key
+from ._capture import Capture, DiskRead, Entry, read_capture
 from .agent import (
     DEFAULT_TIMEOUT,
     EXIT_MISMATCH,
@@ -30,7 +31,7 @@ from .agent import (
     main,
 )
 from .helpers import recorded_answers, recorded_disk, seed_workspace, workspace_files
-from .matching import ANY, HOME_MARK, WORKSPACE_MARK, Mismatch, compare, fill_marks
+from .matching import ANY, Mismatch, compare, fill_marks
 
 __all__ = [
     "ANY",

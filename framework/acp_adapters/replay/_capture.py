@@ -2,8 +2,7 @@
 
 The replay agent starts as a subprocess of every replayed session, so this
 module (like the rest of the package) uses the standard library only; the
-direction names are those of :mod:`acp_adapters.timeline.capture`, spelled
-here again so that reading a capture does not import the projection.
+format's words are those of :mod:`acp_adapters.capture_format`.
 """
 
 from __future__ import annotations
@@ -15,30 +14,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .. import _json
+from ..capture_format import (
+    AGENT_EXIT,
+    AGENT_RAW,
+    AGENT_TO_CLIENT,
+    CLIENT_TO_AGENT,
+    DISK_READ,
+    disk_read,
+)
 from ..errors import CaptureError
-
-CLIENT_TO_AGENT = "client->agent"
-AGENT_TO_CLIENT = "agent->client"
-#: A line the agent printed that was not JSON: ``{"dir": ..., "raw": text}``.
-AGENT_RAW = "agent->client(raw)"
-#: The agent exited here: ``{"dir": "exit", "code": 3, "stderr": text}``.
-AGENT_EXIT = "exit"
-#: The recording client read a file around an edit: ``{"dir": "disk", "toolCallId": id,
-#: "path": path, "phase": "before" | "after", "content": text | null}``.
-DISK_READ = "disk"
 
 #: A capture file's path, or its lines.
 CaptureSource = str | os.PathLike[str] | Iterable[str]
 
 PartKind = Literal["request", "notification", "answer"]
-RequestKey = tuple[str, Any] | str
-
-
-def request_key(request_id: Any) -> RequestKey:
-    """A request id as a dict key that keeps its JSON type (``1`` is not ``"1"``)."""
-    if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-        return (type(request_id).__name__, request_id)
-    return repr(request_id)
 
 
 @dataclass(frozen=True)
@@ -141,16 +130,8 @@ def read_capture(source: CaptureSource) -> Capture:
 
 
 def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:
-    call, path, phase = value.get("toolCallId"), value.get("path"), value.get("phase")
-    content = value.get("content")
-    if (
-        isinstance(call, str)
-        and isinstance(path, str)
-        and phase in ("before", "after")
-        and (content is None or isinstance(content, str))
-    ):
-        return DiskRead(number, call, path, str(phase), content)
-    return None
+    read = disk_read(value)
+    return DiskRead(number, *read) if read is not None else None
 
 
 def _entry(number: int, value: Any) -> Entry | str:

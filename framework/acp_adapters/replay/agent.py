@@ -42,19 +42,16 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from .. import _json
-from ..errors import CaptureError
-from ._capture import (
+from ..capture_format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
-    Capture,
-    Entry,
-    Part,
     RequestKey,
-    read_capture,
     request_key,
 )
+from ..errors import CaptureError
+from ._capture import Capture, Entry, Part, read_capture
 from ._pipes import END_OF_INPUT, Incoming, Input, NotJson, Output
 from .matching import ANY, Mismatch, compare, fill_marks, shown
 

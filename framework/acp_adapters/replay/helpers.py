@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._capture import AGENT_TO_CLIENT, CLIENT_TO_AGENT, CaptureSource, read_capture, request_key
-from .matching import WORKSPACE_MARK
+from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK, request_key
+from ._capture import CaptureSource, read_capture
 
 if TYPE_CHECKING:
     from ..permissions import PermissionQuery

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-WORKSPACE_MARK = "<workspace>"
-HOME_MARK = "<home>"
+from ..capture_format import HOME_MARK, WORKSPACE_MARK
+
 #: A recorded value that matches any value.
 ANY = "<any>"
 

@@ -4,8 +4,9 @@ A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
 "msg": {...}}``; ``{"dir": "agent->client(raw)", "t": seconds, "raw": text}``
 is a line the agent printed that was not JSON, ``{"dir": "exit", "code": 3,
 "stderr": text}`` the agent exiting on its own, ``{"dir": "disk", ...}`` a file
-the recording client read around an edit (:data:`DISK_READ`). :func:`project_capture` reads
-one, follows the requests of both sides to their answers, and feeds a
+the recording client read around an edit (the format's words are in
+:mod:`acp_adapters.capture_format`). :func:`project_capture` reads one,
+follows the requests of both sides to their answers, and feeds a
 :class:`~.projector.Projector`:
 
 * the ``initialize`` answer gives the protocol version, judged by the body's
@@ -31,6 +32,14 @@ from typing import Any
 import pluggy
 
 from .. import _json
+from ..capture_format import (
+    AGENT_EXIT,
+    AGENT_TO_CLIENT,
+    CLIENT_TO_AGENT,
+    DISK_READ,
+    disk_read,
+    request_key,
+)
 from ..errors import CaptureError
 from ..hooks import Hooks
 from ..plugins import get_plugin_manager
@@ -39,16 +48,6 @@ from .projector import Projector
 from .timeline import Timeline
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
-
-CLIENT_TO_AGENT = "client->agent"
-AGENT_TO_CLIENT = "agent->client"
-#: The agent exited on its own here: ``{"dir": "exit", "code": 3, "stderr": "..."}``.
-AGENT_EXIT = "exit"
-#: A recording client read a file an edit names, as the edit started ("before") or
-#: completed ("after"): ``{"dir": "disk", "t": s, "toolCallId": id, "path": path,
-#: "phase": "before" | "after", "content": text | null}``. With these, a capture
-#: projects to the true patches the live session showed.
-DISK_READ = "disk"
 
 
 def negotiated_version(result: Any) -> int:
@@ -84,20 +83,6 @@ def provider_of(result: Any, registry: ProviderRegistry, hooks: Hooks) -> Provid
     if claimed.id != GENERIC_PROVIDER_ID or not isinstance(result, dict):
         return claimed
     return registry.for_agent(name, hooks.identify_agent(result))
-
-
-def disk_read(entry: dict[str, Any]) -> tuple[str, str, str, str | None] | None:
-    """A disk entry's tool call id, path, phase and content; None when it is not one."""
-    call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
-    content = entry.get("content")
-    if (
-        isinstance(call, str)
-        and isinstance(path, str)
-        and phase in ("before", "after")
-        and (content is None or isinstance(content, str))
-    ):
-        return call, path, str(phase), content
-    return None
 
 
 def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:
@@ -179,14 +164,20 @@ class CaptureReader:
         if direction == CLIENT_TO_AGENT:
             if isinstance(method, str):
                 if has_id:
-                    self.client_requests[_key(message["id"])] = (method, message.get("params"))
+                    self.client_requests[request_key(message["id"])] = (
+                        method,
+                        message.get("params"),
+                    )
                 self._client_sent(method, message.get("params"), at)
             elif has_id:
                 self._client_answered(message, at)
         elif direction == AGENT_TO_CLIENT:
             if isinstance(method, str):
                 if has_id:
-                    self.agent_requests[_key(message["id"])] = (method, message.get("params"))
+                    self.agent_requests[request_key(message["id"])] = (
+                        method,
+                        message.get("params"),
+                    )
                 self._agent_sent(message, method, at)
             elif has_id:
                 self._agent_answered(message, at)
@@ -196,7 +187,7 @@ class CaptureReader:
             self.projector.prompt_sent(params.get("prompt"), at)
 
     def _agent_answered(self, message: dict[str, Any], at: float) -> None:
-        request = self.client_requests.pop(_key(message["id"]), None)
+        request = self.client_requests.pop(request_key(message["id"]), None)
         if request is None:
             return
         method, _ = request
@@ -221,7 +212,7 @@ class CaptureReader:
                 self.projector.file_written(path, content, at)
 
     def _client_answered(self, message: dict[str, Any], at: float) -> None:
-        request = self.agent_requests.pop(_key(message["id"]), None)
+        request = self.agent_requests.pop(request_key(message["id"]), None)
         if request is None:
             return
         method, params = request
@@ -236,15 +227,6 @@ class CaptureReader:
                 self.projector.file_read(path, result["content"], at)
             elif isinstance(error, dict) and error.get("code") == -32002:
                 self.projector.file_read(path, None, at)  # "resource not found": no such file
-
-
-def _key(request_id: Any) -> Any:
-    """Ids keep their JSON type: 1 and "1" are different requests."""
-    return (
-        (type(request_id).__name__, request_id)
-        if isinstance(request_id, (int, str))
-        else repr(request_id)
-    )
 
 
 def project_capture(
