@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 import time
 from collections import deque
@@ -62,7 +61,7 @@ from ..transport import (
 from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES, INVALID_PARAMS
 from .recorder import CaptureRecorder
 from .terminals import Terminals
-from .workspace import MissingFileRead, Workspace
+from .workspace import MissingFileRead, Workspace, read_regular_text
 
 CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
 #: What a v1 agent is told the client can do (v2 has no client fs or terminals).
@@ -720,25 +719,12 @@ def _first_error(error: ValidationError) -> str:
 
 
 def _read_disk(path: str) -> str | None:
-    """A file's text as the disk holds it now; None when it does not exist (or is not text).
-
-    Only a regular file is read, opened without blocking: a path an agent names may be
-    a FIFO or a device, and this read runs in the session's event loop.
-    """
+    """A file's text as the disk holds it now; None when it does not exist, or is not a
+    regular UTF-8 text file of at most :data:`DISK_READ_LIMIT` bytes."""
     try:
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except (OSError, ValueError):  # ValueError: a NUL in the path
+        return read_regular_text(path, DISK_READ_LIMIT)
+    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the path
         return None
-    try:
-        facts = os.fstat(descriptor)
-        if not stat.S_ISREG(facts.st_mode) or facts.st_size > DISK_READ_LIMIT:
-            return None
-        with open(descriptor, encoding="utf-8", newline="", closefd=False) as handle:
-            return handle.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    finally:
-        os.close(descriptor)
 
 
 @asynccontextmanager

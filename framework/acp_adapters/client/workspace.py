@@ -29,6 +29,43 @@ MissingFileRead = Literal["error", "empty"]
 READ_LIMIT = 32 * 1024 * 1024
 
 
+class NotRegularFileError(OSError):
+    """The path is a FIFO, a device or a socket: not a file to read."""
+
+
+class FileTooLargeError(OSError):
+    """The file is larger than the read allows."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__(f"{size} bytes")
+        self.size = size
+
+
+def read_regular_text(path: str | os.PathLike[str], limit: int) -> str:
+    r"""The UTF-8 text of a regular file of at most ``limit`` bytes, line ends as they are.
+
+    Opened without blocking: a path an agent names may be a FIFO or a device, and
+    the session reads in its event loop.
+
+    :raises FileNotFoundError, IsADirectoryError, NotRegularFileError, FileTooLargeError:
+        as they say; other ``OSError``\ s, ``UnicodeDecodeError`` (not UTF-8) and
+        ``ValueError`` (a NUL in the path) as they come.
+    """
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        facts = os.fstat(descriptor)
+        if stat.S_ISDIR(facts.st_mode):
+            raise IsADirectoryError(os.fspath(path))
+        if not stat.S_ISREG(facts.st_mode):
+            raise NotRegularFileError(os.fspath(path))
+        if facts.st_size > limit:
+            raise FileTooLargeError(facts.st_size)
+        with open(descriptor, encoding="utf-8", newline="", closefd=False) as handle:
+            return handle.read(limit + 1)  # a file that grew since it was measured is cut
+    finally:
+        os.close(descriptor)
+
+
 class Workspace:
     """The folders a session may touch."""
 
@@ -71,37 +108,26 @@ class Workspace:
             if value is not None and bad:
                 raise RpcError(INVALID_PARAMS, f"{name} must be a non-negative integer")
         try:
-            # Without blocking: the path may be a FIFO or a device, and this runs in the
-            # session's event loop. Only a regular file is read, and not a huge one.
-            descriptor = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+            text = read_regular_text(real, READ_LIMIT)
         except FileNotFoundError:
             if missing == "empty":
                 return ""
             raise RpcError(
                 RESOURCE_NOT_FOUND, f"Resource not found: {path}", {"uri": path}
             ) from None
-        except OSError as error:
-            raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror}") from None
-        try:
-            facts = os.fstat(descriptor)
-            if stat.S_ISDIR(facts.st_mode):
-                raise RpcError(INVALID_PARAMS, f"{path} is a directory")
-            if not stat.S_ISREG(facts.st_mode):
-                raise RpcError(INVALID_PARAMS, f"{path} is not a regular file")
-            if facts.st_size > READ_LIMIT:
-                raise RpcError(
-                    INVALID_PARAMS,
-                    f"{path} is too large to read ({facts.st_size} bytes; "
-                    f"the limit is {READ_LIMIT})",
-                )
-            with open(descriptor, encoding="utf-8", newline="", closefd=False) as handle:
-                text = handle.read(READ_LIMIT + 1)  # a file that grew since is cut here
+        except IsADirectoryError:
+            raise RpcError(INVALID_PARAMS, f"{path} is a directory") from None
+        except NotRegularFileError:
+            raise RpcError(INVALID_PARAMS, f"{path} is not a regular file") from None
+        except FileTooLargeError as error:
+            raise RpcError(
+                INVALID_PARAMS,
+                f"{path} is too large to read ({error.size} bytes; the limit is {READ_LIMIT})",
+            ) from None
         except UnicodeDecodeError:
             raise RpcError(INVALID_PARAMS, f"{path} is not UTF-8 text") from None
         except OSError as error:
             raise RpcError(INVALID_PARAMS, f"cannot read {path}: {error.strerror}") from None
-        finally:
-            os.close(descriptor)
         if line is None and limit is None:
             return text
         # Lines end at "\n" only (a "\r" or U+2028 stays inside its line).
