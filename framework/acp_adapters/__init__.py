@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     )
     from .hooks import Hooks
     from .hookspecs import hookimpl
-    from .permissions import PermissionDecision, PermissionQuery, Policy
+    from .permissions import (
+        ActionDecision,
+        ClientAction,
+        PermissionDecision,
+        PermissionQuery,
+        Policy,
+    )
     from .plugins import get_plugin_manager
     from .projection import (
         FileContents,
@@ -105,6 +111,8 @@ _EXPORTS = {
     "LaunchSpec": ".providers",
     "NoticeItem": ".timeline",
     "OmittedReason": ".diff",
+    "ActionDecision": ".permissions",
+    "ClientAction": ".permissions",
     "PermissionDecision": ".permissions",
     "PermissionQuery": ".permissions",
     "PlanItem": ".timeline",
@@ -166,6 +174,8 @@ __all__ = [
     "LaunchSpec",
     "NoticeItem",
     "OmittedReason",
+    "ActionDecision",
+    "ClientAction",
     "PermissionDecision",
     "PermissionQuery",
     "PlanItem",

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 from .errors import PluginError
-from .permissions import PermissionDecision
+from .permissions import ActionDecision, PermissionDecision
 from .timeline.items import ITEM_TYPES, FileChangeItem
 
 if TYPE_CHECKING:
     from .diff.limits import DiffLimits
-    from .permissions import PermissionQuery, Policy
+    from .permissions import ClientAction, PermissionQuery, Policy
     from .protocol import Notification
     from .providers import Provider
     from .runtime import SessionView, ToolCall, ToolContent
@@ -82,6 +82,19 @@ class Hooks:
             provider.id,
             provider=provider,
             request=request,
+            policy=policy,
+        )
+        return result
+
+    def decide_client_action(
+        self, provider: Provider, action: ClientAction, policy: Policy
+    ) -> ActionDecision:
+        result: ActionDecision = self._first(
+            "decide_client_action",
+            (ActionDecision,),
+            provider.id,
+            provider=provider,
+            action=action,
             policy=policy,
         )
         return result

@@ -20,7 +20,13 @@ import pluggy
 
 if TYPE_CHECKING:
     from .diff.limits import DiffLimits
-    from .permissions import PermissionDecision, PermissionQuery, Policy
+    from .permissions import (
+        ActionDecision,
+        ClientAction,
+        PermissionDecision,
+        PermissionQuery,
+        Policy,
+    )
     from .protocol import Notification
     from .providers import Provider, ProviderRegistrar
     from .runtime import SessionView, ToolCall, ToolContent
@@ -136,6 +142,32 @@ def decide_permission(
     :param request: the request, with the tool call it is about.
     :param policy: the session's permission policy.
     :returns: the decision (``outcome`` ``ask`` hands it to the application), or None.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def decide_client_action(
+    provider: Provider, action: ClientAction, policy: Policy
+) -> ActionDecision | None:
+    """Allow or refuse a side effect the client would perform for the agent.
+
+    Called before every command the client would run (``terminal/create``) and every
+    file it would write (``fs/write_text_file``), whether or not the agent asked
+    permission for it. The built-in answer follows the policy: ``read-only`` refuses
+    both; ``workspace-write`` allows writes inside the session's folders and asks
+    before any command; ``full-access`` allows; ``ask`` asks (an action the
+    application already allowed through the tool call's permission request is not
+    asked again). A write outside the session's folders is refused whatever this
+    answers. Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param action: what would be done: a command (its argv, cwd and the names of the
+        variables the agent sets) or a write (its path and patch).
+    :param policy: the session's permission policy.
+    :returns: the decision (``outcome`` ``ask`` hands it to the application, and with
+        no ``ask`` callback it is refused), or None.
 
     .. versionadded:: 0.1
     """

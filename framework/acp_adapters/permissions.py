@@ -1,10 +1,21 @@
-"""Permission policies, and the question and answer of ``decide_permission``.
+"""Permission policies; the questions and answers of ``decide_permission`` and
+``decide_client_action``.
 
 A session runs under a policy: ``read-only`` (allow reading, refuse the rest),
-``workspace-write`` (also allow edits of files inside the workspace),
-``full-access`` (allow everything) or ``ask`` (the application decides; a
-live session calls its callback). The built-in plugin answers from the policy
-and the options the agent offered; a provider plugin may answer first.
+``workspace-write`` (also allow edits of files inside the workspace; ask before
+any command), ``full-access`` (allow everything) or ``ask`` (the application
+decides; a live session calls its callback). The policy answers two questions:
+
+* what the agent asks (``session/request_permission``): ``decide_permission``,
+  with a :class:`PermissionQuery`, choosing among the options the agent offered;
+* what the client itself would do for the agent, whether the agent asked or not
+  (run a command for ``terminal/create``, write a file for
+  ``fs/write_text_file``): ``decide_client_action``, with a :class:`ClientAction`.
+
+The built-in plugin answers both from the policy; a provider plugin may answer
+first. When the answer is ``ask``, the application's callback gets a
+:class:`PermissionQuery`: for a client action, ``action`` says what would be
+done and the options are :data:`ACTION_OPTIONS`.
 """
 
 from __future__ import annotations
@@ -27,8 +38,53 @@ class Policy(BaseModel):
     workspace: tuple[str, ...] = ()
 
 
+class ClientAction(BaseModel):
+    """A side effect the client would perform for the agent: a command or a file write.
+
+    ``command``: ``argv`` is what would run (``command_line`` the same as one shell-quoted
+    line), in ``cwd``, with the agent's ``env_names`` set on top of the client's
+    environment. ``write``: ``path`` (the real path the write would replace or create),
+    whether it is ``inside`` the session's folders, and ``patch``, the unified patch the
+    write would apply (present when the application may be asked: policy ``ask``).
+    ``tool_call`` is the tool call the action belongs to, where one is known, and
+    ``approved`` says the application already allowed it (it answered that tool call's
+    permission request with an allow option), so it is not asked twice.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["command", "write"]
+    argv: tuple[str, ...] = ()
+    command_line: str | None = None
+    cwd: str | None = None
+    env_names: tuple[str, ...] = ()
+    path: str | None = None
+    inside: bool = True
+    patch: str | None = None
+    tool_call: ToolCall | None = None
+    approved: bool = False
+
+
+class ActionDecision(BaseModel):
+    """The answer to a :class:`ClientAction`: allow it, refuse it, or ask the application."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    outcome: Literal["allow", "refuse", "ask"]
+    reason: str = Field(default="")
+
+
+#: The options of a question about a client action: what the ``ask`` callback chooses from.
+ACTION_OPTIONS: tuple[dict[str, Any], ...] = (
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Refuse", "kind": "reject_once"},
+)
+
+
 class PermissionQuery(BaseModel):
-    """A permission request as hooks see it: the tool call and the options offered."""
+    """A question for the policy or the application: the agent's permission request
+    (the tool call and the options offered), or, with ``action`` set, a side effect
+    the client would perform for the agent (options: :data:`ACTION_OPTIONS`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -36,6 +92,7 @@ class PermissionQuery(BaseModel):
     title: str | None = None
     tool_call: ToolCall | None = None
     options: tuple[dict[str, Any], ...] = ()
+    action: ClientAction | None = None
 
 
 class PermissionDecision(BaseModel):

@@ -225,18 +225,25 @@ def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> Co
         (item.terminal_id for item in tool_call.content if isinstance(item, TerminalRef)), None
     )
     terminal = session.terminals.get(terminal_id) if terminal_id else None
+    if terminal is None:
+        # A command the client ran for this tool call, though its content does not say so.
+        terminal = session.terminal_of(tool_call.id)
+        terminal_id = terminal.id if terminal is not None else None
     if terminal is not None:
-        output = output if output is not None else terminal.text
+        output = output if output is not None else (terminal.text or None)
         exit_code = exit_code if exit_code is not None else terminal.exit_code
     if output is None:
         output = content_text(tool_call.content)
     cwd = raw.get("cwd")
+    client = terminal is not None and terminal.client
     return CommandExecutionItem(
         command=command if isinstance(command, str) else None,
         cwd=cwd if isinstance(cwd, str) else None,
         output=output,
         exit_code=exit_code,
         terminal_id=terminal_id,
+        client_command=terminal.command if client and terminal is not None else None,
+        refused=terminal.refused if client and terminal is not None else None,
         **common,
     )
 

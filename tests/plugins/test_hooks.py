@@ -9,6 +9,8 @@ import pluggy
 import pytest
 
 from acp_adapters import (
+    ActionDecision,
+    ClientAction,
     CommandExecutionItem,
     FileChangeItem,
     Hooks,
@@ -58,6 +60,12 @@ class FakeProviderPlugin:
         if provider.id != "fake":
             return None
         return PermissionDecision(outcome="cancelled", reason="fake never allows")
+
+    @hookimpl
+    def decide_client_action(self, provider: Provider) -> ActionDecision | None:
+        if provider.id != "fake":
+            return None
+        return ActionDecision(outcome="allow", reason="fake runs its own sandbox")
 
     @hookimpl
     def render_item_text(self, item: Any) -> str | None:
@@ -165,7 +173,10 @@ def test_hook_project_diff_patch(with_fake: Hooks) -> None:
         ("workspace-write", "edit", ["/ws/a"], "once"),
         ("workspace-write", "edit", ["/elsewhere/a"], "no"),
         ("workspace-write", "edit", ["/ws/../etc/passwd"], "no"),
-        ("workspace-write", "execute", [], "no"),
+        ("read-only", "fetch", [], "no"),
+        ("read-only", "think", [], "no"),
+        ("workspace-write", "fetch", [], "no"),
+        ("full-access", "fetch", [], "once"),
     ],
 )
 def test_hook_decide_permission_follows_the_policy(
@@ -188,6 +199,54 @@ def test_hook_decide_permission_follows_the_policy(
     refused = with_fake.decide_permission(OTHER, no_reject, Policy(name="read-only"))
     if kind != "read":
         assert refused.outcome == "cancelled"
+
+
+def test_workspace_write_asks_the_application_before_a_command(with_fake: Hooks) -> None:
+    query = PermissionQuery(
+        request_id="1",
+        tool_call=tool_call(kind="execute"),
+        options=(
+            {"optionId": "once", "kind": "allow_once"},
+            {"optionId": "no", "kind": "reject_once"},
+        ),
+    )
+    policy = Policy(name="workspace-write", workspace=("/ws",))
+    assert with_fake.decide_permission(OTHER, query, policy).outcome == "ask"
+
+
+@pytest.mark.parametrize(
+    ("policy", "action", "expected"),
+    [
+        ("read-only", {"kind": "command", "command_line": "ls"}, "refuse"),
+        ("read-only", {"kind": "write", "path": "/ws/a"}, "refuse"),
+        ("workspace-write", {"kind": "write", "path": "/ws/a"}, "allow"),
+        ("workspace-write", {"kind": "write", "path": "/etc/a", "inside": False}, "refuse"),
+        ("workspace-write", {"kind": "command", "command_line": "ls"}, "ask"),
+        ("workspace-write", {"kind": "command", "command_line": "ls", "approved": True}, "allow"),
+        ("full-access", {"kind": "command", "command_line": "rm -rf x"}, "allow"),
+        ("full-access", {"kind": "write", "path": "/etc/a", "inside": False}, "refuse"),
+        ("ask", {"kind": "write", "path": "/ws/a"}, "ask"),
+        ("ask", {"kind": "command", "command_line": "ls"}, "ask"),
+        ("ask", {"kind": "write", "path": "/ws/a", "approved": True}, "allow"),
+    ],
+)
+def test_hook_decide_client_action_follows_the_policy(
+    with_fake: Hooks, policy: str, action: dict[str, Any], expected: str
+) -> None:
+    decided = with_fake.decide_client_action(
+        OTHER,
+        ClientAction(**action),
+        Policy(name=policy, workspace=("/ws",)),  # type: ignore[arg-type]
+    )
+    assert decided.outcome == expected, decided.reason
+
+
+def test_a_plugin_decides_client_actions_for_its_provider(with_fake: Hooks) -> None:
+    action = ClientAction(kind="command", command_line="make test")
+    assert with_fake.decide_client_action(FAKE, action, Policy(name="read-only")).outcome == "allow"
+    assert with_fake.decide_client_action(OTHER, action, Policy(name="read-only")).outcome == (
+        "refuse"
+    )
 
 
 def test_workspace_write_judges_an_edit_by_its_real_path(with_fake: Hooks, tmp_path: Path) -> None:

@@ -26,42 +26,44 @@ import os
 import sys
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 import pluggy
 from anyio.abc import TaskGroup
-from pydantic import ValidationError
 
 from ..errors import AcpAdaptersError
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 from ..hooks import Hooks
-from ..permissions import PermissionDecision, PermissionQuery, Policy, PolicyName
+from ..permissions import Policy, PolicyName
 from ..plugins import get_plugin_manager
-from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
 from ..providers import Provider, ProviderRegistry
-from ..runtime import DiffV1, DiffV2
 from ..timeline.capture import negotiated_version, provider_of
 from ..timeline.items import TimelineItem
 from ..timeline.projector import Projector
 from ..timeline.timeline import Timeline
 from ..transport import (
-    METHOD_NOT_FOUND,
     AgentProcess,
     Connection,
     ConnectionClosed,
     Problem,
     RpcError,
 )
-from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES, INVALID_PARAMS
+from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES
+from .answers import (
+    AgentRequests,
+    AskCallback,
+    DiskReader,
+    ElicitCallback,
+    TerminalFactory,
+)
 from .recorder import CaptureRecorder
-from .terminals import Terminals
-from .workspace import MissingFileRead, Workspace, read_regular_text
+from .workspace import MissingFileRead, Workspace
 
 CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
 #: What a v1 agent is told the client can do (v2 has no client fs or terminals).
@@ -70,14 +72,6 @@ AUTH_REQUIRED = -32000
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
 CATCH_UP_SECONDS = 0.02
-
-#: What reads a file's text around an edit (``connect(disk_patches=...)``); None: no such file.
-DiskReader = Callable[[str], str | None]
-#: When a file is read around an edit: as the tool call starts, or as it completes.
-DiskPhase = Literal["before", "after"]
-
-AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
-ElicitCallback = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
 
 
 class AgentNotFoundError(AcpAdaptersError):
@@ -171,6 +165,7 @@ class Session:
         agent_env: Mapping[str, str],
         observe: Callable[[str, Any], None] | None = None,
         disk_patches: bool | DiskReader = True,
+        terminals: TerminalFactory | None = None,
     ) -> None:
         #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
         self.problems: list[Problem] = []
@@ -180,15 +175,22 @@ class Session:
         self.hooks = hooks
         self.workspace = workspace
         self.policy = policy
-        self._ask = ask
-        self._elicit = elicit
-        self.missing_file_read = missing_file_read
         self.projector = Projector(hooks, provider, fixed_provider=fixed_provider)
+        #: What answers the agent's requests and takes in its notifications.
+        self.answers = AgentRequests(
+            self,
+            ask=ask,
+            elicit=elicit,
+            missing_file_read=missing_file_read,
+            disk_patches=disk_patches,
+            observe=observe,
+            terminals=terminals,
+        )
         self.connection = Connection(
             process.stdout,
             process.stdin,
-            on_request=self._on_request,
-            on_notification=self._on_notification,
+            on_request=self.answers.on_request,
+            on_notification=self.answers.on_notification,
             on_problem=self.problems.append,
             on_message=observe,
             on_drained=self._drained,
@@ -198,21 +200,15 @@ class Session:
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
         self.auth_methods: list[dict[str, Any]] = []
-        self._terminals: Terminals | None = None
         self._idle = anyio.Event()
         self._closed = anyio.Event()
         self._finished = anyio.Event()  # both pipes read to their end
         self._caught_up = time.monotonic()
         self._catching_up_later = False
         self._task_group: TaskGroup | None = None
-        self._asking: set[anyio.CancelScope] = set()
         self._agent_env = agent_env
-        self._disk_patches = disk_patches is not False
-        self._read_disk: DiskReader = disk_patches if callable(disk_patches) else _read_disk
         self._observe = observe
         self._shutting_down = False
-        #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
-        self._disk_seen: dict[str, dict[str, set[str]]] = {}
 
     # --- what the application reads -----------------------------------------------------
 
@@ -238,7 +234,7 @@ class Session:
 
     async def _run(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
-        self._terminals = Terminals(self.workspace, task_group)
+        self.answers.start(task_group)
         async with anyio.create_task_group() as inner:
             inner.start_soon(self.process.collect_stderr)
             await self.connection.serve(inner)
@@ -262,10 +258,7 @@ class Session:
     async def _shutdown(self, grace: float) -> None:
         self._shutting_down = True
         with anyio.CancelScope(shield=True):
-            for scope in list(self._asking):
-                scope.cancel()
-            if self._terminals is not None:
-                await self._terminals.close()
+            await self.answers.close()
             await self.process.close(grace=grace)
             # Until both of the agent's pipes are read to their end, their transports stay
             # open; an event loop closed before that leaves them to be collected unclosed.
@@ -499,8 +492,7 @@ class Session:
 
     async def cancel(self) -> None:
         """Cancel the running turn; permission requests still open are answered ``cancelled``."""
-        for scope in list(self._asking):
-            scope.cancel()
+        self.answers.cancel_questions()
         await self.connection.notify("session/cancel", {"sessionId": self.session_id})
 
     # --- the agent's requests -----------------------------------------------------------------
@@ -509,6 +501,12 @@ class Session:
         """Bring the timeline up to the messages handled (see :meth:`Projector.flush`)."""
         self._caught_up = time.monotonic()
         self.projector.flush()
+
+    def caught_up_if_due(self) -> None:
+        """Catch up now if the last catch-up is older than :data:`CATCH_UP_SECONDS`: a
+        flood of updates may never let the inbox drain."""
+        if time.monotonic() - self._caught_up > CATCH_UP_SECONDS:
+            self._catch_up()
 
     def _drained(self) -> None:
         """Every message read is handled: catch up now, or soon if that was just done."""
@@ -524,207 +522,6 @@ class Session:
             self._catch_up()
         finally:
             self._catching_up_later = False
-
-    async def _on_notification(self, method: str, params: Any) -> None:
-        if method == "session/update":
-            self.projector.notification(params, time.time())
-            if time.monotonic() - self._caught_up > CATCH_UP_SECONDS:
-                self._catch_up()  # a flood may never let the inbox drain
-            if self._disk_patches:
-                self._observe_disk()
-            if self.projector.state.turn_state.state == "idle" and self.version == 2:
-                self._idle.set()
-        elif method == "elicitation/complete":
-            try:  # a URL elicitation is done: nothing to do but check it
-                parse_agent_request(method, params, 2 if self.version == 2 else 1)
-            except ValidationError as error:
-                self.problems.append(Problem("invalid_notification", _first_error(error)))
-        elif method.startswith("_"):
-            self.problems.append(Problem("ignored_notification", method))
-        else:
-            self.problems.append(Problem("unknown_notification", method))
-
-    def _observe_disk(self) -> None:
-        """Read the files an edit names from the disk, as it starts and as it completes.
-
-        Agents that edit files themselves may report only a fragment of the change;
-        with the file's content around the edit, the projection gives the true patch.
-        """
-        state = self.projector.state
-        for change in self.projector.reducer.last_changes:
-            call = state.tool_calls.get(change.key) if change.kind == "tool_call" else None
-            if call is None or not call.reported:
-                continue
-            named = [i.path for i in call.content if isinstance(i, DiffV1)]
-            named += [
-                c.path for i in call.content if isinstance(i, DiffV2) for c in i.changes if c.path
-            ]
-            seen = self._disk_seen.setdefault(call.id, {})
-            finished = call.status in ("completed", "failed", "cancelled")
-            for path in dict.fromkeys([*named, *seen]):
-                phases = seen.setdefault(path, set())
-                if not self.workspace.contains(path):
-                    continue
-                if not finished and not phases:
-                    phases.add("before")
-                    self._disk_read(call.id, path, "before")
-                elif call.status == "completed" and "after" not in phases:
-                    phases.add("after")
-                    self._disk_read(call.id, path, "after")
-
-    def _disk_read(self, tool_call_id: str, path: str, phase: DiskPhase) -> None:
-        """Read one file around an edit; the projection and the observers (a recording) get it."""
-        content = self._read_disk(path)
-        if self._observe is not None:
-            self._observe(
-                "disk",
-                {"toolCallId": tool_call_id, "path": path, "phase": phase, "content": content},
-            )
-        self.projector.disk_observed(
-            tool_call_id, path, content, after=phase == "after", at=time.time()
-        )
-
-    async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
-        version: Version = 2 if self.version == 2 else 1
-        if method not in agent_methods(version) or method == "elicitation/complete":
-            raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
-        if method == "session/request_permission":
-            # The reducer reads it (and answers an unreadable one "cancelled").
-            return await self._permission(str(request_id), params)
-        try:
-            request = parse_agent_request(method, params, version)
-        except ValidationError as error:
-            raise RpcError(INVALID_PARAMS, f"invalid params: {_first_error(error)}") from None
-        # What the schema's rules kept: fields they dropped are gone, defaults are filled.
-        wire = request.to_wire()
-        if method == "elicitation/create":
-            return await self._elicitation(wire, version)
-        if method == "fs/read_text_file":
-            return self._read(wire)
-        if method == "fs/write_text_file":
-            return self._write(wire)
-        assert self._terminals is not None
-        if self.policy.name == "read-only":
-            raise RpcError(-32000, "the session's policy is read-only: no terminals")
-        handler = {
-            "terminal/create": self._terminals.create,
-            "terminal/output": self._terminals.output,
-            "terminal/wait_for_exit": self._terminals.wait_for_exit,
-            "terminal/kill": self._terminals.kill,
-            "terminal/release": self._terminals.release,
-        }[method]
-        return await handler(wire)
-
-    async def _permission(self, request_id: str, params: Any) -> dict[str, Any]:
-        projector = self.projector
-        projector.permission_requested(request_id, params, time.time())
-        request = projector.state.permissions.get(request_id)
-        if request is None:  # unreadable: refuse it
-            result = {"outcome": {"outcome": "cancelled"}}
-            return result
-        query = PermissionQuery(
-            request_id=request_id,
-            title=request.title,
-            tool_call=projector.state.tool_calls.get(request.tool_call_id or ""),
-            options=request.options,
-        )
-        decision = self.hooks.decide_permission(self.provider, query, self.policy)
-        if decision.outcome == "ask":
-            decision = await self._ask_application(query)
-        offered = {o.get("optionId") for o in query.options}
-        if decision.outcome == "selected" and decision.option_id not in offered:
-            # The agent can only act on an option it offered: anything else is no answer.
-            self.problems.append(
-                Problem("invalid_answer", f"permission: {decision.option_id!r} was not offered")
-            )
-            decision = PermissionDecision(
-                outcome="cancelled", reason=f"{decision.option_id!r} was not offered"
-            )
-        result = {"outcome": decision.to_wire()}
-        projector.permission_answered(request_id, result, time.time())
-        return result
-
-    async def _ask_application(self, query: PermissionQuery) -> PermissionDecision:
-        cancelled = PermissionDecision(outcome="cancelled", reason="no answer")
-        if self._ask is None:
-            return cancelled
-        answer: PermissionDecision | str | None = None
-        with anyio.CancelScope() as scope:
-            self._asking.add(scope)
-            try:
-                answer = await self._ask(query)
-            finally:
-                self._asking.discard(scope)
-        if isinstance(answer, PermissionDecision):
-            return answer
-        if isinstance(answer, str):
-            return PermissionDecision(
-                outcome="selected", option_id=answer, reason="the application chose"
-            )
-        return cancelled
-
-    async def _elicitation(self, params: dict[str, Any], version: Version) -> dict[str, Any]:
-        """The application answers (``elicit``); without it, or without an answer: decline."""
-        declined = {"action": "decline"}
-        if self._elicit is None:
-            return declined
-        answer = await self._elicit(params)
-        if answer is None:
-            return declined
-        try:
-            checked: dict[str, Any] = parse_elicitation_answer(answer, version).to_wire()
-        except ValidationError as error:
-            self.problems.append(Problem("invalid_answer", f"elicit: {_first_error(error)}"))
-            return declined
-        return checked
-
-    def _read(self, params: Any) -> dict[str, Any]:
-        if not isinstance(params, dict):
-            raise RpcError(-32602, "fs/read_text_file needs params")
-        path = params.get("path")
-        try:
-            content = self.workspace.read_text(
-                path,
-                line=params.get("line"),
-                limit=params.get("limit"),
-                missing=self.missing_file_read,
-            )
-        except RpcError as error:
-            if error.code == -32002 and isinstance(path, str):
-                self.projector.file_read(path, None, time.time())
-            raise
-        if isinstance(path, str) and params.get("line") is None and params.get("limit") is None:
-            self.projector.file_read(path, content, time.time())
-        return {"content": content}
-
-    def _write(self, params: Any) -> dict[str, Any]:
-        if not isinstance(params, dict):
-            raise RpcError(-32602, "fs/write_text_file needs params")
-        if self.policy.name == "read-only":
-            raise RpcError(-32000, "the session's policy is read-only: no writes")
-        self.workspace.write_text(params.get("path"), params.get("content"))
-        self.projector.file_written(str(params["path"]), str(params["content"]), time.time())
-        return {}
-
-
-#: Files larger than this are not read around edits.
-DISK_READ_LIMIT = 8 * 1024 * 1024
-
-
-def _first_error(error: ValidationError) -> str:
-    """The first thing a validation found wrong, in a line."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "params"
-    return f"{where}: {first['msg']}"[:300]
-
-
-def _read_disk(path: str) -> str | None:
-    """A file's text as the disk holds it now; None when it does not exist, or is not a
-    regular UTF-8 text file of at most :data:`DISK_READ_LIMIT` bytes."""
-    try:
-        return read_regular_text(path, DISK_READ_LIMIT)
-    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the path
-        return None
 
 
 @asynccontextmanager
@@ -747,6 +544,7 @@ async def connect(
     observe: Callable[[str, Any], None] | None = None,
     record: str | os.PathLike[str] | None = None,
     disk_patches: bool | DiskReader = True,
+    terminals: TerminalFactory | None = None,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -778,6 +576,10 @@ async def connect(
         its true patch. ``False`` reads nothing; a callable ``(path) -> text | None`` is read
         instead of the disk (a replay reads what its capture recorded: no agent edits the
         disk then).
+    :param terminals: what answers the agent's ``terminal/*`` requests:
+        ``(workspace, task_group) -> TerminalBackend``. Default: real processes in the
+        session's folder (after the policy allowed each command); a replay answers from
+        its capture and runs nothing.
     :raises AgentNotFoundError: the agent's command does not exist.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
@@ -832,6 +634,7 @@ async def connect(
         agent_env=agent_env,
         observe=observe_all if observers else None,
         disk_patches=disk_patches,
+        terminals=terminals,
     )
     try:
         async with anyio.create_task_group() as task_group:

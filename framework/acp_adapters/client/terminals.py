@@ -29,6 +29,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process, TaskGroup
 
+from ..runtime.commands import command_argv
 from ..transport import RpcError
 from .workspace import FORBIDDEN, INVALID_PARAMS, Workspace
 
@@ -38,16 +39,6 @@ DEFAULT_OUTPUT_BYTES = 1024 * 1024
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: How long closing the session waits, in all, for its killed terminals' output to end.
 CLOSE_WAIT_SECONDS = 5.0
-_SHELL_CHARACTERS = set(";|&<>()$`\\\"' \t\n*?[]#~=%")
-
-
-def argv(command: str, args: list[str] | None) -> list[str]:
-    """The argument vector: ``command`` and ``args``, or a shell running ``command`` as a line."""
-    if args:
-        return [command, *args]
-    if _SHELL_CHARACTERS & set(command):
-        return ["/bin/sh", "-c", command]
-    return [command]
 
 
 def _partial_character(data: bytes | bytearray) -> int:
@@ -161,7 +152,7 @@ class Terminals:
             isinstance(args, list) and all(isinstance(a, str) for a in args)
         ):
             raise RpcError(INVALID_PARAMS, "args must be a list of strings")
-        command = argv(_process_text(params["command"], "the command"), args)
+        command = command_argv(_process_text(params["command"], "the command"), args)
         for arg in args or []:
             _process_text(arg, "an argument")
         asked_cwd = params.get("cwd")

@@ -18,7 +18,7 @@ from ..diff import diff_patch, file_patches
 from ..diff.limits import DiffLimits
 from ..hooks import Hooks
 from ..hookspecs import hookimpl
-from ..permissions import PermissionDecision, PermissionQuery, Policy
+from ..permissions import ActionDecision, ClientAction, PermissionDecision, PermissionQuery, Policy
 from ..projection import (
     command_item,
     content_text,
@@ -53,8 +53,11 @@ from ..timeline.items import (
 
 #: Tool kinds that change files.
 EDIT_KINDS = frozenset({"edit", "delete", "move"})
-#: Tool kinds that only look.
-READ_KINDS = frozenset({"read", "search", "fetch", "think"})
+#: Tool kinds that only look at the session's files (``fetch`` reaches the network, and
+#: ``think`` and ``other`` may do anything: none of them is a read).
+READ_KINDS = frozenset({"read", "search"})
+#: Tool kinds that run commands: ``workspace-write`` asks the application about them.
+RUN_KINDS = frozenset({"execute"})
 
 
 def is_file_change(tool_call: ToolCall, session: SessionView) -> bool:
@@ -169,6 +172,12 @@ class BuiltinPlugin:
         return decide_by_policy(request, policy)
 
     @hookimpl(trylast=True)
+    def decide_client_action(
+        self, provider: Provider, action: ClientAction, policy: Policy
+    ) -> ActionDecision:
+        return decide_action_by_policy(action, policy)
+
+    @hookimpl(trylast=True)
     def render_item_text(self, item: TimelineItem) -> str:
         return render_text(item)
 
@@ -223,6 +232,8 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
         return PermissionDecision(outcome="ask", reason="the policy asks the application")
     call = request.tool_call
     kind = call.kind if call is not None else "other"
+    if policy.name == "workspace-write" and kind in RUN_KINDS:
+        return PermissionDecision(outcome="ask", reason="workspace-write asks before commands")
     allowed = policy.name == "full-access" or kind in READ_KINDS
     if not allowed and policy.name == "workspace-write" and call is not None:
         paths = tool_call_paths(call)
@@ -238,6 +249,27 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
     if choice is None:
         return PermissionDecision(outcome="cancelled", reason=f"{reason}; no option fits")
     return PermissionDecision(outcome="selected", option_id=choice, reason=reason)
+
+
+def decide_action_by_policy(action: ClientAction, policy: Policy) -> ActionDecision:
+    """Allow, refuse or ask about a command or a write the client would perform.
+
+    ``read-only`` refuses both; ``workspace-write`` allows a write inside the
+    session's folders and asks before a command; ``full-access`` allows both; ``ask``
+    asks. An action the application already allowed (``approved``) is not asked again.
+    """
+    what = "commands" if action.kind == "command" else "writes"
+    if action.kind == "write" and not action.inside:
+        return ActionDecision(outcome="refuse", reason="the write is outside the session's folders")
+    if policy.name == "read-only":
+        return ActionDecision(outcome="refuse", reason=f"read-only refuses {what}")
+    if policy.name == "full-access":
+        return ActionDecision(outcome="allow", reason=f"full-access allows {what}")
+    if policy.name == "workspace-write" and action.kind == "write":
+        return ActionDecision(outcome="allow", reason="workspace-write allows writes inside")
+    if action.approved:
+        return ActionDecision(outcome="allow", reason="the application allowed its tool call")
+    return ActionDecision(outcome="ask", reason=f"{policy.name} asks the application")
 
 
 def render_text(item: TimelineItem) -> str:

@@ -105,6 +105,10 @@ def recorded_answers(capture: CaptureSource) -> RecordedAsk:
     used = [False] * len(answers)
 
     async def ask(query: PermissionQuery) -> str | None:
+        if query.action is not None:
+            # A command or write the client would perform: a replay runs nothing for real
+            # (its terminals answer from the capture) and writes only into its own folder.
+            return "allow"
         call_id = query.tool_call.id if query.tool_call is not None else None
         unused = [index for index, is_used in enumerate(used) if not is_used]
         same_call = [

@@ -365,7 +365,13 @@ class TurnState(RuntimeModel):
 
 
 class Terminal(RuntimeModel):
-    """An agent-owned terminal (v2): its command and its output bytes."""
+    """A terminal: an agent-owned one (v2), or one the client ran for the agent (v1
+    ``terminal/create``, ``client``): its command, its output bytes and how it ended.
+
+    For a client terminal, ``tool_call_id`` is the tool call that announced it (an
+    unfinished ``execute`` tool call of the turn, or the one whose content embeds it),
+    and ``refused`` says why the client did not run it, when it did not.
+    """
 
     id: str
     command: str | None = None
@@ -374,6 +380,9 @@ class Terminal(RuntimeModel):
     exited: bool = False
     exit_code: int | None = None
     signal: str | None = None
+    client: bool = False
+    tool_call_id: str | None = None
+    refused: str | None = None
 
     @property
     def text(self) -> str:
@@ -445,6 +454,8 @@ class SessionState:
         self.usage: Usage | None = None
         self.info = SessionInfo()
         self.terminals: dict[str, Terminal] = {}
+        #: The client terminal each tool call announced or embeds (the latest): call id -> id.
+        self.terminal_of_call: dict[str, str] = {}
         self.permissions: dict[str, PermissionRequest] = {}
         self.files: list[FileEvent] = []
         self.unknown: list[UnknownUpdate] = []
@@ -569,6 +580,11 @@ class SessionView:
             if event.path == path and event.op in ("read", "write"):
                 found = event
         return found
+
+    def terminal_of(self, tool_call_id: str) -> Terminal | None:
+        """The client terminal a tool call announced or embeds, if any (the latest)."""
+        terminal_id = self._state.terminal_of_call.get(tool_call_id)
+        return self._state.terminals.get(terminal_id) if terminal_id is not None else None
 
     def disk_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
         """What the client read from the disk around a tool call, in order."""

@@ -65,6 +65,8 @@ from .paths import tool_call_paths
 V1_PLAN_ID = "plan"
 #: Tool-call statuses after which a tool call does nothing more.
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+#: How much of a client terminal's output the session keeps (its end).
+TERMINAL_TEXT_BYTES = 1024 * 1024
 
 _PERMISSION: dict[int, TypeAdapter[Any]] = {
     1: TypeAdapter(v1.RequestPermissionRequest),
@@ -90,6 +92,13 @@ class Reducer:
         self.last_notification: Any = None
         #: What the last applied message changed.
         self.last_changes: list[Change] = []
+        # Unfinished tool calls, oldest first, and the paths each names, indexed by path:
+        # what a write belongs to is found without looking at every tool call.
+        self._open_calls: dict[str, None] = {}
+        self._open_by_path: dict[str, dict[str, None]] = {}
+        self._paths_of: dict[str, tuple[str, ...]] = {}
+        #: Unfinished ``execute`` tool calls with no terminal yet, oldest first.
+        self._open_commands: dict[str, None] = {}
 
     # --- session/update ----------------------------------------------------------------
 
@@ -247,9 +256,60 @@ class Reducer:
         extra = {k: v for k, v in (update.model_extra or {}).items() if k != "sessionUpdate"}
         if extra:
             changes["extra"] = {**current.extra, **extra}
-        state.tool_calls[key] = current.model_copy(update=changes)
         state.open_message = {}
-        return [Change("tool_call", key)]
+        return self._stored(current.model_copy(update=changes))
+
+    def _stored(self, call: ToolCall) -> list[Change]:
+        """Store a tool call as it is now: its indexes, and the client terminal it embeds."""
+        state = self.state
+        state.tool_calls[call.id] = call
+        self._index(call)
+        changed = [Change("tool_call", call.id)]
+        for item in call.content:
+            if not isinstance(item, TerminalRef):
+                continue
+            terminal = state.terminals.get(item.terminal_id)
+            if terminal is not None and terminal.client and terminal.tool_call_id != call.id:
+                # The tool call shows the client's terminal: one item for both.
+                state.terminals[terminal.id] = terminal.model_copy(update={"tool_call_id": call.id})
+                state.terminal_of_call[call.id] = terminal.id
+                changed.append(Change("terminal", terminal.id))
+        return changed
+
+    def _index(self, call: ToolCall) -> None:
+        """Keep the indexes of unfinished tool calls up to date with ``call``."""
+        key = call.id
+        finished = call.status in TERMINAL_STATUSES or key in self.state.ended_tool_calls
+        paths = () if finished else tuple(tool_call_paths(call))
+        for path in set(self._paths_of.pop(key, ())) - set(paths):
+            holders = self._open_by_path.get(path)
+            if holders is not None:
+                holders.pop(key, None)
+                if not holders:
+                    del self._open_by_path[path]
+        if finished:
+            self._open_calls.pop(key, None)
+            self._open_commands.pop(key, None)
+            return
+        self._open_calls.setdefault(key, None)
+        self._paths_of[key] = paths
+        for path in paths:
+            # setdefault: a path named again keeps its place, so each path's holders stay
+            # in the order they first named it.
+            self._open_by_path.setdefault(path, {}).setdefault(key, None)
+        has_terminal = key in self.state.terminal_of_call or any(
+            isinstance(item, TerminalRef) for item in call.content
+        )
+        if call.kind == "execute" and not has_terminal:
+            self._open_commands.setdefault(key, None)
+        else:
+            self._open_commands.pop(key, None)
+
+    def _close(self, key: str) -> None:
+        """A tool call ended (with its turn): out of the indexes of unfinished ones."""
+        call = self.state.tool_calls.get(key)
+        if call is not None:
+            self._index(call)
 
     def _convert(self, field: str, value: Any) -> Any:
         if field == "content":
@@ -269,9 +329,8 @@ class Reducer:
         diffs = _diffs(content)
         if diffs:
             changes["diffs_reported"] = diffs
-        state.tool_calls[key] = current.model_copy(update=changes)
         state.open_message = {}
-        return [Change("tool_call", key)]
+        return self._stored(current.model_copy(update=changes))
 
     # plans, commands, configuration
 
@@ -402,10 +461,12 @@ class Reducer:
         state.turn_state = TurnState(state="idle", stop_reason=stop_reason)
         state.open_message = {}
         changed = [Change("session", "turn")]
-        for key, call in state.tool_calls.items():
+        for key in list(self._open_calls):
+            call = state.tool_calls[key]
             if call.status not in TERMINAL_STATUSES and key not in state.ended_tool_calls:
                 state.ended_tool_calls[key] = stop_reason or "end_turn"
                 changed.append(Change("tool_call", key))
+            self._close(key)
         return changed
 
     def agent_exited(self) -> list[Change]:
@@ -446,6 +507,11 @@ class Reducer:
             call, raw_call = request.tool_call, params["toolCall"]
             tool_call_id = call.tool_call_id
         if call is not None and isinstance(raw_call, dict):
+            announced = state.tool_calls.get(call.tool_call_id)
+            if announced is not None and announced.reported and "kind" in raw_call:
+                # What a tool call is was said when it was announced: a permission request
+                # must not make a command look like a read to the policy.
+                raw_call = {k: v for k, v in raw_call.items() if k != "kind"}
             changed = self.upsert_tool_call(
                 call, raw_call, clear_on_null=state.version == 2, reported=False
             )
@@ -494,7 +560,7 @@ class Reducer:
         """The agent asked the client to write a file: it belongs to the tool call editing it."""
         state = self.state
         state.seq += 1
-        owner = self._writer_of(path)
+        owner = self.writer_of(path)
         state.files.append(
             FileEvent(op="write", path=path, content=content, seq=state.seq, tool_call_id=owner)
         )
@@ -517,16 +583,72 @@ class Reducer:
         )
         return [Change("tool_call", tool_call_id)]
 
-    def _writer_of(self, path: str) -> str | None:
-        """The unfinished tool call, latest first, that names ``path``."""
-        candidates = [
-            call
-            for key, call in self.state.tool_calls.items()
-            if call.status not in TERMINAL_STATUSES
-            and key not in self.state.ended_tool_calls
-            and path in tool_call_paths(call)
-        ]
-        return max(candidates, key=lambda c: c.first_seq).id if candidates else None
+    def writer_of(self, path: str) -> str | None:
+        """The unfinished tool call that names ``path``, the latest to name it first."""
+        holders = self._open_by_path.get(path)
+        # The index keeps them in the order they first named the path, the latest last.
+        return next(reversed(holders)) if holders else None
+
+    def announcing_tool_call(self) -> str | None:
+        """The tool call a command the client is about to run belongs to: the latest
+        unfinished ``execute`` tool call of the turn that has no terminal yet."""
+        for key in reversed(self._open_commands):
+            call = self.state.tool_calls[key]
+            if call.turn == self.state.turn:
+                return key
+        return None
+
+    def client_terminal(
+        self,
+        terminal_id: str,
+        command: str | None,
+        cwd: str | None,
+        *,
+        refused: str | None = None,
+    ) -> list[Change]:
+        """The client ran a command for the agent (or refused to: ``refused`` says why)."""
+        state = self.state
+        state.seq += 1
+        owner = self.announcing_tool_call()
+        state.terminals[terminal_id] = Terminal(
+            id=terminal_id,
+            command=command,
+            cwd=cwd,
+            client=True,
+            tool_call_id=owner,
+            refused=refused,
+            exited=refused is not None,
+        )
+        if owner is not None:
+            state.terminal_of_call[owner] = terminal_id
+            self._open_commands.pop(owner, None)
+        return [Change("terminal", terminal_id)]
+
+    def client_terminal_answer(self, terminal_id: str, result: Any) -> list[Change]:
+        """The client answered ``terminal/output`` or ``terminal/wait_for_exit``: what the
+        terminal printed (the last :data:`TERMINAL_TEXT_BYTES` of it) and how it ended."""
+        state = self.state
+        current = state.terminals.get(terminal_id)
+        if current is None or not current.client or not isinstance(result, dict):
+            return []
+        changes: dict[str, Any] = {}
+        output = result.get("output")
+        if isinstance(output, str):
+            data = output.encode("utf-8", errors="replace")
+            changes["output"] = data[-TERMINAL_TEXT_BYTES:]
+        status = result.get("exitStatus", result if "exitCode" in result else None)
+        if isinstance(status, dict):
+            code, signal = status.get("exitCode"), status.get("signal")
+            changes["exited"] = True
+            changes["exit_code"] = (
+                code if isinstance(code, int) and not isinstance(code, bool) else None
+            )
+            changes["signal"] = signal if isinstance(signal, str) else None
+        if not changes:
+            return []
+        state.seq += 1
+        state.terminals[terminal_id] = current.model_copy(update=changes)
+        return [Change("terminal", terminal_id)]
 
     def _unknown(self, raw: Any, reason: str) -> Change:
         state = self.state

@@ -44,6 +44,7 @@ from ..errors import CaptureError
 from ..hooks import Hooks
 from ..plugins import get_plugin_manager
 from ..providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistry
+from ..runtime.commands import command_line
 from .projector import Projector
 from .timeline import Timeline
 
@@ -206,10 +207,6 @@ class CaptureReader:
             self.projector.notification(params, at)
         elif method == "session/request_permission" and "id" in message:
             self.projector.permission_requested(str(message["id"]), params, at)
-        elif method == "fs/write_text_file" and isinstance(params, dict):
-            path, content = params.get("path"), params.get("content")
-            if isinstance(path, str) and isinstance(content, str):
-                self.projector.file_written(path, content, at)
 
     def _client_answered(self, message: dict[str, Any], at: float) -> None:
         request = self.agent_requests.pop(request_key(message["id"]), None)
@@ -219,6 +216,17 @@ class CaptureReader:
         result, error = message.get("result"), message.get("error")
         if method == "session/request_permission":
             self.projector.permission_answered(str(message["id"]), result, at)
+        elif method == "fs/write_text_file" and isinstance(params, dict):
+            # Written when the client said it wrote it: a refused write changed nothing.
+            path, content = params.get("path"), params.get("content")
+            if error is None and isinstance(path, str) and isinstance(content, str):
+                self.projector.file_written(path, content, at)
+        elif method == "terminal/create":
+            self._terminal_created(params, result, error, at)
+        elif method in ("terminal/output", "terminal/wait_for_exit") and isinstance(params, dict):
+            terminal_id = params.get("terminalId")
+            if isinstance(terminal_id, str) and error is None:
+                self.projector.command_answered(terminal_id, result, at)
         elif method == "fs/read_text_file" and isinstance(params, dict):
             path = params.get("path")
             if not isinstance(path, str):
@@ -227,6 +235,18 @@ class CaptureReader:
                 self.projector.file_read(path, result["content"], at)
             elif isinstance(error, dict) and error.get("code") == -32002:
                 self.projector.file_read(path, None, at)  # "resource not found": no such file
+
+    def _terminal_created(self, params: Any, result: Any, error: Any, at: float) -> None:
+        """The client ran a command for the agent, or refused to (the live session's
+        command items, read back)."""
+        line = command_line(params)
+        cwd = params.get("cwd") if isinstance(params, dict) else None
+        cwd = cwd if isinstance(cwd, str) else None
+        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+        if isinstance(terminal_id, str):
+            self.projector.command_started(terminal_id, line, cwd, at)
+        elif isinstance(error, dict):
+            self.projector.command_refused(line, cwd, str(error.get("message"))[:500], at)
 
 
 def project_capture(

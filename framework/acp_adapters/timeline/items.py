@@ -122,6 +122,10 @@ class CommandExecutionItem(ToolItemBase):
     output: str | None = None
     exit_code: int | None = None
     terminal_id: str | None = None
+    #: The command line the client ran for it, as it ran (where the client ran it).
+    client_command: str | None = None
+    #: Why the client refused to run it (its policy, or the application), if it did.
+    refused: str | None = None
 
 
 class FileReadItem(ToolItemBase):

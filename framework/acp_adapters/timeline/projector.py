@@ -24,6 +24,7 @@ from ..runtime import Change, Reducer, SessionState
 from .items import (
     ApprovalRequestItem,
     AssistantMessageItem,
+    CommandExecutionItem,
     ErrorItem,
     ItemBase,
     ItemStatus,
@@ -63,6 +64,9 @@ class Projector:
         self._ordinals = count(1)
         self._now = 0.0
         self._errors = count(1)
+        self._refusals = count(1)
+        #: Tool calls shown by the item of the client terminal they embed: call id -> item key.
+        self._shown_as: dict[str, str] = {}
         #: v2 user messages that are the prompt of their turn: message id -> prompt item key.
         self._prompt_of: dict[str, str] = {}
         #: Called with every item as it is stored (new, or projected again).
@@ -173,6 +177,24 @@ class Projector:
         self._now = at
         self._apply(self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after))
 
+    def command_started(
+        self, terminal_id: str, command: str | None, cwd: str | None, at: float
+    ) -> None:
+        """The client started a command for the agent (``terminal/create``)."""
+        self._now = at
+        self._apply(self.reducer.client_terminal(terminal_id, command, cwd))
+
+    def command_refused(self, command: str | None, cwd: str | None, reason: str, at: float) -> None:
+        """The client refused to run a command the agent asked for."""
+        self._now = at
+        terminal_id = f"refused-{next(self._refusals)}"
+        self._apply(self.reducer.client_terminal(terminal_id, command, cwd, refused=reason))
+
+    def command_answered(self, terminal_id: str, result: Any, at: float) -> None:
+        """The client answered ``terminal/output`` or ``terminal/wait_for_exit``."""
+        self._now = at
+        self._apply(self.reducer.client_terminal_answer(terminal_id, result))
+
     def flush(self) -> None:
         """Store the items of messages that grew since they were last stored.
 
@@ -217,7 +239,52 @@ class Projector:
             raise PluginError(
                 "project_tool_call gave no item", hook="project_tool_call", plugin=None
             )
-        self._put(f"tool:{key}", item, turn=call.turn, tool_call_id=key)
+        self._put(self._tool_item_key(key), item, turn=call.turn, tool_call_id=key)
+
+    def _tool_item_key(self, key: str) -> str:
+        """The key of a tool call's item: its own, or, for a tool call that first appeared
+        after the client ran its command, the command's item (one item for both)."""
+        shown = self._shown_as.get(key)
+        if shown is not None:
+            return shown
+        terminal_id = self.state.terminal_of_call.get(key)
+        own = f"tool:{key}"
+        if terminal_id is not None and own not in self.items:
+            shown = f"terminal:{terminal_id}"
+            if shown in self.items:
+                self._shown_as[key] = shown
+                return shown
+        return own
+
+    def _project_terminal(self, key: str) -> None:
+        """A client terminal changed: its tool call's item shows it, or an item of its own."""
+        terminal = self.state.terminals.get(key)
+        if terminal is None or not terminal.client:
+            return  # an agent's terminal (v2): the tool calls that embed it show it
+        own = f"terminal:{key}"
+        owner = self.state.tool_calls.get(terminal.tool_call_id or "")
+        if owner is not None and owner.reported:
+            self._project_tool_call(owner.id)
+            if own not in self.items or self._shown_as.get(owner.id) == own:
+                return  # the tool call's item shows the command
+            # The command had an item of its own before a tool call named it: kept current.
+        if terminal.refused is not None:
+            status: ItemStatus = "failed"
+        elif terminal.exited:
+            status = "completed" if terminal.exit_code == 0 else "failed"
+        else:
+            status = "running"
+        item = CommandExecutionItem(
+            title=terminal.command,
+            command=terminal.command,
+            cwd=terminal.cwd,
+            output=terminal.text or None,
+            exit_code=terminal.exit_code,
+            terminal_id=key,
+            refused=terminal.refused,
+            status=status,
+        )
+        self._put(own, item, tool_call_id=terminal.tool_call_id)
 
     def _grows(self, key: str) -> bool:
         """Whether a change is to an agent message or thought already in the timeline."""

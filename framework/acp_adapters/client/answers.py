@@ -1,0 +1,498 @@
+"""What a live session does with what the agent sends it: notifications and requests.
+
+:class:`AgentRequests` answers the agent's requests (permissions, files,
+terminals, elicitation) and takes in its notifications. Every side effect the
+client performs for the agent goes through one gate, whether or not the agent
+asked permission for it: each ``terminal/create`` (a command the client would
+run) and each ``fs/write_text_file`` (a file it would write) is a
+:class:`~acp_adapters.permissions.ClientAction` decided by the
+``decide_client_action`` hook under the session's policy, and asked of the
+application when the decision is ``ask`` (refused when there is no ``ask``
+callback). Every command the client runs, or refuses to run, is a
+``command_execution`` item in the timeline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from itertools import count
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import ValidationError
+
+from ..diff import diff_patch
+from ..permissions import (
+    ACTION_OPTIONS,
+    ClientAction,
+    PermissionDecision,
+    PermissionQuery,
+)
+from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
+from ..runtime import DiffV1, DiffV2
+from ..runtime.commands import command_argv, command_line
+from ..transport import METHOD_NOT_FOUND, Problem, RpcError
+from ..transport.jsonrpc import INVALID_PARAMS
+from .terminals import Terminals
+from .workspace import FORBIDDEN, MissingFileRead, Workspace, read_regular_text
+
+if TYPE_CHECKING:
+    from .session import Session
+
+#: What reads a file's text around an edit (``connect(disk_patches=...)``); None: no such file.
+DiskReader = Callable[[str], "str | None"]
+#: When a file is read around an edit: as the tool call starts, or as it completes.
+DiskPhase = Literal["before", "after"]
+AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
+ElicitCallback = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
+
+#: Files larger than this are not read around edits.
+DISK_READ_LIMIT = 8 * 1024 * 1024
+
+
+class TerminalBackend(Protocol):
+    """What answers the agent's ``terminal/*`` requests for a session.
+
+    The default (:class:`~acp_adapters.client.terminals.Terminals`) runs real
+    processes; a replay answers from its capture and runs nothing. Each method takes
+    the request's params and returns its result (or raises ``RpcError``).
+    """
+
+    async def create(self, params: Any) -> dict[str, Any]: ...
+    async def output(self, params: Any) -> dict[str, Any]: ...
+    async def wait_for_exit(self, params: Any) -> dict[str, Any]: ...
+    async def kill(self, params: Any) -> dict[str, Any]: ...
+    async def release(self, params: Any) -> dict[str, Any]: ...
+    async def close(self) -> None: ...
+
+
+#: Makes a session's terminal backend once the session runs (``connect(terminals=...)``).
+TerminalFactory = Callable[[Workspace, TaskGroup], TerminalBackend]
+
+
+def real_terminals(workspace: Workspace, task_group: TaskGroup) -> TerminalBackend:
+    """The default terminal backend: each terminal a real process in the session's folder."""
+    return Terminals(workspace, task_group)
+
+
+@dataclass
+class _Grant:
+    """The application allowed a tool call's permission request: the action it covers
+    is not asked again (once)."""
+
+    kind: Literal["command", "write"]
+    tool_call_id: str | None
+    paths: tuple[str, ...]
+
+
+class AgentRequests:
+    """The answers to one session's agent: its requests and its notifications."""
+
+    def __init__(
+        self,
+        session: Session,
+        *,
+        ask: AskCallback | None,
+        elicit: ElicitCallback | None,
+        missing_file_read: MissingFileRead,
+        disk_patches: bool | DiskReader,
+        observe: Callable[[str, Any], None] | None,
+        terminals: TerminalFactory | None,
+    ) -> None:
+        self.session = session
+        self._ask = ask
+        self._elicit = elicit
+        self.missing_file_read = missing_file_read
+        self._disk_patches = disk_patches is not False
+        self._read_disk: DiskReader = disk_patches if callable(disk_patches) else _read_disk
+        self._observe = observe
+        self._terminal_factory = terminals or real_terminals
+        self.terminals: TerminalBackend | None = None
+        #: Questions to the application still open: cancelled with the turn or the session.
+        self.asking: set[anyio.CancelScope] = set()
+        #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
+        self._disk_seen: dict[str, dict[str, set[str]]] = {}
+        #: Allowed by the application through a permission request, not yet used.
+        self._grants: list[_Grant] = []
+        self._actions = count(1)
+
+    def start(self, task_group: TaskGroup) -> None:
+        """The session runs: its terminals can be made."""
+        self.terminals = self._terminal_factory(self.session.workspace, task_group)
+
+    async def close(self) -> None:
+        """Cancel open questions and end every terminal."""
+        self.cancel_questions()
+        if self.terminals is not None:
+            await self.terminals.close()
+
+    def cancel_questions(self) -> None:
+        for scope in list(self.asking):
+            scope.cancel()
+
+    # --- notifications ------------------------------------------------------------------------
+
+    async def on_notification(self, method: str, params: Any) -> None:
+        session = self.session
+        if method == "session/update":
+            if not self._for_this_session(params):
+                return
+            session.projector.notification(params, time.time())
+            session.caught_up_if_due()
+            if self._disk_patches:
+                self._observe_disk()
+            if session.projector.state.turn_state.state == "idle" and session.version == 2:
+                session._idle.set()
+        elif method == "elicitation/complete":
+            try:  # a URL elicitation is done: nothing to do but check it
+                parse_agent_request(method, params, 2 if session.version == 2 else 1)
+            except ValidationError as error:
+                session.problems.append(Problem("invalid_notification", _first_error(error)))
+        elif method.startswith("_"):
+            session.problems.append(Problem("ignored_notification", method))
+        else:
+            session.problems.append(Problem("unknown_notification", method))
+
+    def _for_this_session(self, params: Any) -> bool:
+        """Whether an update is this session's; one for another session, or for none, is a
+        problem, not an item."""
+        named = params.get("sessionId") if isinstance(params, dict) else None
+        ours = self.session.session_id
+        if not isinstance(named, str):
+            self.session.problems.append(
+                Problem("invalid_notification", "session/update without a sessionId")
+            )
+            return False
+        if ours is not None and named != ours:
+            self.session.problems.append(
+                Problem("other_session", f"session/update for session {named[:100]!r}")
+            )
+            return False
+        return True
+
+    def _observe_disk(self) -> None:
+        """Read the files an edit names from the disk, as it starts and as it completes.
+
+        Agents that edit files themselves may report only a fragment of the change;
+        with the file's content around the edit, the projection gives the true patch.
+        """
+        projector = self.session.projector
+        state = projector.state
+        for change in projector.reducer.last_changes:
+            call = state.tool_calls.get(change.key) if change.kind == "tool_call" else None
+            if call is None or not call.reported:
+                continue
+            named = [i.path for i in call.content if isinstance(i, DiffV1)]
+            named += [
+                c.path for i in call.content if isinstance(i, DiffV2) for c in i.changes if c.path
+            ]
+            seen = self._disk_seen.setdefault(call.id, {})
+            finished = call.status in ("completed", "failed", "cancelled")
+            for path in dict.fromkeys([*named, *seen]):
+                phases = seen.setdefault(path, set())
+                if not self.session.workspace.contains(path):
+                    continue
+                if not finished and not phases:
+                    phases.add("before")
+                    self._disk_read(call.id, path, "before")
+                elif call.status == "completed" and "after" not in phases:
+                    phases.add("after")
+                    self._disk_read(call.id, path, "after")
+
+    def _disk_read(self, tool_call_id: str, path: str, phase: DiskPhase) -> None:
+        """Read one file around an edit; the projection and the observers (a recording) get it."""
+        content = self._read_disk(path)
+        if self._observe is not None:
+            self._observe(
+                "disk",
+                {"toolCallId": tool_call_id, "path": path, "phase": phase, "content": content},
+            )
+        self.session.projector.disk_observed(
+            tool_call_id, path, content, after=phase == "after", at=time.time()
+        )
+
+    # --- requests -----------------------------------------------------------------------------
+
+    async def on_request(self, method: str, params: Any, request_id: Any) -> Any:
+        version: Version = 2 if self.session.version == 2 else 1
+        if method not in agent_methods(version) or method == "elicitation/complete":
+            raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+        if method == "session/request_permission":
+            # The reducer reads it (and answers an unreadable one "cancelled").
+            return await self._permission(str(request_id), params)
+        try:
+            request = parse_agent_request(method, params, version)
+        except ValidationError as error:
+            raise RpcError(INVALID_PARAMS, f"invalid params: {_first_error(error)}") from None
+        # What the schema's rules kept: fields they dropped are gone, defaults are filled.
+        wire = request.to_wire()
+        if method == "elicitation/create":
+            return await self._elicitation(wire, version)
+        if method == "fs/read_text_file":
+            return self._read(wire)
+        if method == "fs/write_text_file":
+            return await self._write(wire)
+        if method == "terminal/create":
+            return await self._create_terminal(wire)
+        return await self._terminal_request(method, wire)
+
+    # --- permissions --------------------------------------------------------------------------
+
+    async def _permission(self, request_id: str, params: Any) -> dict[str, Any]:
+        session = self.session
+        projector = session.projector
+        projector.permission_requested(request_id, params, time.time())
+        request = projector.state.permissions.get(request_id)
+        if request is None:  # unreadable: refuse it
+            return {"outcome": {"outcome": "cancelled"}}
+        query = PermissionQuery(
+            request_id=request_id,
+            title=request.title,
+            tool_call=projector.state.tool_calls.get(request.tool_call_id or ""),
+            options=request.options,
+        )
+        decision = session.hooks.decide_permission(session.provider, query, session.policy)
+        asked = decision.outcome == "ask"
+        if asked:
+            decision = await self._ask_application(query)
+        offered = [o.get("optionId") for o in query.options]
+        if decision.outcome == "selected" and offered.count(decision.option_id) != 1:
+            # The agent can only act on an option it offered, and only once: an id it
+            # offered twice (an allow and a reject) says nothing the agent can be held to.
+            why = "was not offered" if decision.option_id not in offered else "was offered twice"
+            session.problems.append(
+                Problem("invalid_answer", f"permission: {decision.option_id!r} {why}")
+            )
+            decision = PermissionDecision(
+                outcome="cancelled", reason=f"{decision.option_id!r} {why}"
+            )
+        if asked and decision.outcome == "selected":
+            self._grant(query, decision.option_id)
+        result = {"outcome": decision.to_wire()}
+        projector.permission_answered(request_id, result, time.time())
+        return result
+
+    def _grant(self, query: PermissionQuery, option_id: str | None) -> None:
+        """The application allowed a tool call: the command or writes it leads to are not
+        asked about again."""
+        kind = next((o.get("kind") for o in query.options if o.get("optionId") == option_id), None)
+        call = query.tool_call
+        if not (isinstance(kind, str) and kind.startswith("allow")) or call is None:
+            return
+        from ..runtime.paths import tool_call_paths
+
+        if call.kind == "execute":
+            self._grants.append(_Grant("command", call.id, ()))
+        else:
+            paths = tuple(tool_call_paths(call))
+            if paths:
+                self._grants.append(_Grant("write", call.id, paths))
+
+    def _use_grant(self, kind: Literal["command", "write"], path: str | None) -> bool:
+        for grant in self._grants:
+            if grant.kind == kind and (path is None or path in grant.paths):
+                self._grants.remove(grant)
+                return True
+        return False
+
+    async def _ask_application(self, query: PermissionQuery) -> PermissionDecision:
+        cancelled = PermissionDecision(outcome="cancelled", reason="no answer")
+        if self._ask is None:
+            return cancelled
+        answer: PermissionDecision | str | None = None
+        with anyio.CancelScope() as scope:
+            self.asking.add(scope)
+            try:
+                answer = await self._ask(query)
+            finally:
+                self.asking.discard(scope)
+        if isinstance(answer, PermissionDecision):
+            return answer
+        if isinstance(answer, str):
+            return PermissionDecision(
+                outcome="selected", option_id=answer, reason="the application chose"
+            )
+        return cancelled
+
+    async def _decide(self, action: ClientAction) -> tuple[bool, str]:
+        """Whether the client may perform ``action``, and why: the hook, then maybe the
+        application."""
+        session = self.session
+        decision = session.hooks.decide_client_action(session.provider, action, session.policy)
+        if decision.outcome != "ask":
+            return decision.outcome == "allow", decision.reason
+        what = action.command_line if action.kind == "command" else action.path
+        query = PermissionQuery(
+            request_id=f"client-action-{next(self._actions)}",
+            title=f"run {what}" if action.kind == "command" else f"write {what}",
+            tool_call=action.tool_call,
+            options=ACTION_OPTIONS,
+            action=action,
+        )
+        if self._ask is None:
+            return False, f"{decision.reason}, and there is no ask callback"
+        answer = await self._ask_application(query)
+        if answer.outcome == "selected" and answer.option_id == "allow":
+            return True, "the application allowed it"
+        return False, "the application refused it"
+
+    # --- elicitation --------------------------------------------------------------------------
+
+    async def _elicitation(self, params: dict[str, Any], version: Version) -> dict[str, Any]:
+        """The application answers (``elicit``); without it, or without an answer: decline."""
+        declined = {"action": "decline"}
+        if self._elicit is None:
+            return declined
+        answer = await self._elicit(params)
+        if answer is None:
+            return declined
+        try:
+            checked: dict[str, Any] = parse_elicitation_answer(answer, version).to_wire()
+        except ValidationError as error:
+            self.session.problems.append(
+                Problem("invalid_answer", f"elicit: {_first_error(error)}")
+            )
+            return declined
+        return checked
+
+    # --- files --------------------------------------------------------------------------------
+
+    def _read(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "fs/read_text_file needs params")
+        session = self.session
+        path = params.get("path")
+        try:
+            content = session.workspace.read_text(
+                path,
+                line=params.get("line"),
+                limit=params.get("limit"),
+                missing=self.missing_file_read,
+            )
+        except RpcError as error:
+            if error.code == -32002 and isinstance(path, str):
+                session.projector.file_read(path, None, time.time())
+            raise
+        if isinstance(path, str) and params.get("line") is None and params.get("limit") is None:
+            session.projector.file_read(path, content, time.time())
+        return {"content": content}
+
+    async def _write(self, params: Any) -> dict[str, Any]:
+        if not isinstance(params, dict):
+            raise RpcError(INVALID_PARAMS, "fs/write_text_file needs params")
+        session = self.session
+        path, content = params.get("path"), params.get("content")
+        if not isinstance(content, str):
+            raise RpcError(INVALID_PARAMS, "content must be a string")
+        try:
+            real = str(session.workspace.resolve(path))
+            inside = True
+        except RpcError as error:
+            if error.code != FORBIDDEN:
+                raise
+            real, inside = str(path), False
+        owner = session.projector.reducer.writer_of(str(path))
+        action = ClientAction(
+            kind="write",
+            path=real,
+            inside=inside,
+            patch=self._write_patch(str(path), content) if self._may_ask() and inside else None,
+            tool_call=session.projector.state.tool_calls.get(owner or ""),
+            approved=self._use_grant("write", str(path)) or self._use_grant("write", real),
+        )
+        allowed, why = await self._decide(action)
+        if not allowed:
+            raise RpcError(FORBIDDEN, f"writing {path} is not allowed: {why}")
+        session.workspace.write_text(path, content)
+        session.projector.file_written(str(path), content, time.time())
+        return {}
+
+    def _may_ask(self) -> bool:
+        return self.session.policy.name == "ask" and self._ask is not None
+
+    def _write_patch(self, path: str, content: str) -> str | None:
+        """The patch a write would apply to the file as it is now (for the question)."""
+        try:
+            old: str | None = self.session.workspace.read_text(path)
+        except RpcError:
+            old = None
+        limits = self.session.projector.state.diff_limits
+        return diff_patch(
+            [{"type": "diff", "path": path, "oldText": old, "newText": content}],
+            max_edits=limits.max_edits,
+        )
+
+    # --- terminals ----------------------------------------------------------------------------
+
+    async def _create_terminal(self, params: dict[str, Any]) -> dict[str, Any]:
+        session = self.session
+        assert self.terminals is not None
+        line = command_line(params)
+        if line is None:
+            raise RpcError(INVALID_PARAMS, "terminal/create needs a command")
+        args = params.get("args")
+        words = command_argv(params["command"], args if isinstance(args, list) else None)
+        cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else None
+        env = params.get("env")
+        names = tuple(
+            str(v["name"])
+            for v in (env if isinstance(env, list) else [])
+            if isinstance(v, dict) and isinstance(v.get("name"), str)
+        )
+        projector = session.projector
+        announced = projector.reducer.announcing_tool_call()
+        action = ClientAction(
+            kind="command",
+            argv=tuple(str(w) for w in words),
+            command_line=line,
+            cwd=cwd or str(session.workspace.cwd),
+            env_names=names,
+            tool_call=projector.state.tool_calls.get(announced or ""),
+            approved=self._use_grant("command", None),
+        )
+        allowed, why = await self._decide(action)
+        try:
+            if not allowed:
+                raise RpcError(FORBIDDEN, f"running {line} is not allowed: {why}")
+            result = await self.terminals.create(params)
+        except RpcError as error:
+            # Not run: the timeline says what was asked and why not, as its answer said.
+            projector.command_refused(line, cwd, error.message[:500], time.time())
+            raise
+        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
+        if isinstance(terminal_id, str):
+            projector.command_started(terminal_id, line, cwd, time.time())
+        return result
+
+    async def _terminal_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.terminals is not None
+        handler: Mapping[str, Callable[[Any], Awaitable[dict[str, Any]]]] = {
+            "terminal/output": self.terminals.output,
+            "terminal/wait_for_exit": self.terminals.wait_for_exit,
+            "terminal/kill": self.terminals.kill,
+            "terminal/release": self.terminals.release,
+        }
+        result = await handler[method](params)
+        terminal_id = params.get("terminalId")
+        if isinstance(terminal_id, str) and isinstance(result, dict):
+            self.session.projector.command_answered(terminal_id, result, time.time())
+        return result
+
+
+def _first_error(error: ValidationError) -> str:
+    """The first thing a validation found wrong, in a line."""
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "params"
+    return f"{where}: {first['msg']}"[:300]
+
+
+def _read_disk(path: str) -> str | None:
+    """A file's text as the disk holds it now; None when it does not exist, or is not a
+    regular UTF-8 text file of at most :data:`DISK_READ_LIMIT` bytes."""
+    try:
+        return read_regular_text(path, DISK_READ_LIMIT)
+    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the path
+        return None
