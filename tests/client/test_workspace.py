@@ -1,4 +1,7 @@
-"""The session's folders: every path confined by its real path; atomic writes."""
+"""The session's folders: every path confined to them; atomic writes.
+
+The hostile cases (races, symlinks, both ways of opening) are in tests/hostile/test_confinement.py.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +11,13 @@ from pathlib import Path
 import pytest
 
 from acp_adapters.client import Workspace
-from acp_adapters.client.terminals import argv, trimmed
+from acp_adapters.client.terminals import trimmed
 from acp_adapters.transport import RpcError
+
+try:  # where the command line is made: being moved to the runtime (its own engineer)
+    from acp_adapters.runtime.commands import command_argv as argv
+except ImportError:
+    from acp_adapters.client.terminals import argv  # type: ignore[attr-defined,no-redef,unused-ignore]
 
 
 @pytest.fixture
@@ -116,3 +124,22 @@ def test_a_path_no_file_system_name_holds_is_invalid_params(ws: Workspace) -> No
         with pytest.raises(RpcError, match="not valid Unicode") as info:
             action()
         assert info.value.code == -32602
+
+
+def test_the_cwd_as_given_and_as_real_both_place_a_path(tmp_path: Path) -> None:
+    (tmp_path / "real" / "sub").mkdir(parents=True)
+    (tmp_path / "real" / "a.txt").write_text("a")
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    ws = Workspace(tmp_path / "alias")
+    try:
+        assert ws.cwd == tmp_path / "real"
+        assert ws.read_text(str(tmp_path / "alias" / "a.txt")) == "a"
+        assert ws.read_text(str(tmp_path / "real" / "a.txt")) == "a"
+        assert ws.read_confined(str(tmp_path / "alias" / "a.txt"), 10) == "a"
+        assert ws.resolve(str(tmp_path / "alias" / "sub")) == tmp_path / "real" / "sub"
+        assert ws.resolve("sub") == tmp_path / "real" / "sub"
+        with pytest.raises(RpcError, match="outside") as info:
+            ws.resolve(str(tmp_path))
+        assert info.value.code == -32000
+    finally:
+        ws.close()
