@@ -128,15 +128,22 @@ def file_contents_from_fs(tool_call: ToolCall, session: SessionView) -> list[Fil
     """
     reported = {item.path: item.old_text for item in tool_call.content if isinstance(item, DiffV1)}
     found: dict[str, FileContents] = {}
+    unknown: set[str] = set()
     for write in session.writes_of(tool_call.id):
-        assert write.content is not None
+        if write.content is None:  # let go past the session's budget: not known
+            unknown.add(write.path)
+            continue
         if write.path in found:
             found[write.path] = FileContents(write.path, found[write.path].old, write.content)
             continue
         before = session.file_before(write.path, write.seq)
+        if before is not None and not before.kept:
+            unknown.add(write.path)
+            continue
         old = before.content if before is not None else reported.get(write.path)
         found[write.path] = FileContents(write.path, old, write.content)
-    return list(found.values())
+    # A file whose content the session let go has no true patch here: never a wrong one.
+    return [contents for path, contents in found.items() if path not in unknown]
 
 
 def file_change_from_contents(

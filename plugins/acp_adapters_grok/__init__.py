@@ -90,7 +90,10 @@ def project_file_change(
                 operations=dict.fromkeys(reports, "modify"),
                 diff_omitted_reason="no_diff",
             )
-        absent = known.content is None if known is not None else on_disk.get(path, "") is None
+        if known is not None:
+            absent = known.content is None and known.kept  # not kept: not known to be absent
+        else:
+            absent = on_disk.get(path, "") is None
         created = report.old_text in (None, "") and absent
         files.append(FileContents(path, None if created else report.old_text, report.new_text))
     return file_change_from_contents(

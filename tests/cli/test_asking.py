@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 
 from .conftest import Invoke, agent_command
@@ -60,3 +61,40 @@ def test_the_agent_exiting_while_a_question_waits_ends_the_command(tmp_path: Pat
         "Error: the agent exited (exit status 3); its stderr ends with: "
         "fatal: \\x1b]0;owned\\x07gone; run again with --debug to see more"
     )
+
+
+def test_a_command_nobody_asked_permission_for_is_asked_with_its_line_cwd_and_variables() -> None:
+    from acp_adapters import ClientAction, PermissionQuery
+    from acp_adapters.cli.asking import TerminalAsk
+    from acp_adapters.cli.render import Renderer
+    from acp_adapters.permissions import ACTION_OPTIONS
+
+    action = ClientAction(
+        kind="command",
+        argv=("/bin/sh", "-c", "rm -rf ~\x1b[2J"),
+        command_line="rm -rf ~\x1b[2J",
+        cwd="/ws",
+        env_names=("TOKEN",),
+    )
+    query = PermissionQuery(request_id="c1", title="run it", options=ACTION_OPTIONS, action=action)
+    text = click.unstyle(TerminalAsk(Renderer()).question(query, list(ACTION_OPTIONS)))
+    assert "$ rm -rf ~\\x1b[2J" in text  # escaped: agent text never drives the terminal
+    assert "in /ws" in text
+    assert "with TOKEN set" in text
+    assert "1) Allow" in text
+    assert "2) Refuse" in text
+
+
+def test_a_write_is_asked_with_its_path_and_patch() -> None:
+    from acp_adapters import ClientAction, PermissionQuery
+    from acp_adapters.cli.asking import TerminalAsk
+    from acp_adapters.cli.render import Renderer
+    from acp_adapters.permissions import ACTION_OPTIONS
+
+    patch = "--- a.txt\n+++ a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n"
+    action = ClientAction(kind="write", path="/ws/a.txt", patch=patch)
+    query = PermissionQuery(request_id="c1", options=ACTION_OPTIONS, action=action)
+    text = click.unstyle(TerminalAsk(Renderer()).question(query, list(ACTION_OPTIONS)))
+    assert "write /ws/a.txt" in text
+    assert "-one" in text
+    assert "+two" in text

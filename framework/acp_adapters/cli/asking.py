@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import click
 
-from ..permissions import PermissionDecision, PermissionQuery
+from ..permissions import ClientAction, PermissionDecision, PermissionQuery
 from .render import INDENT, Renderer, printable
 from .rows import item_row
 
@@ -70,6 +70,9 @@ class TerminalAsk:
         return "\n".join(lines)
 
     def _preview(self, query: PermissionQuery) -> list[str]:
+        action = query.action
+        if action is not None:
+            return self._action_preview(action)
         session, call = self.session, query.tool_call
         if session is None or call is None:
             return []
@@ -80,6 +83,21 @@ class TerminalAsk:
         except Exception:  # a preview is a courtesy: a plugin failing here must not block
             return []
         return self.renderer.body(item_row(item))
+
+    def _action_preview(self, action: ClientAction) -> list[str]:
+        """What the client would do: the command line, where, with which variables; or the
+        file it would write, with the patch."""
+        if action.kind == "command":
+            lines = ["$ " + printable(action.command_line or " ".join(action.argv))]
+            if action.cwd:
+                lines.append("in " + printable(action.cwd))
+            if action.env_names:
+                lines.append("with " + ", ".join(printable(n) for n in action.env_names) + " set")
+            return lines
+        lines = ["write " + printable(action.path or "?")]
+        if action.patch:
+            lines += self.renderer.patch(action.patch)
+        return lines
 
     async def _choose(self, count: int) -> int | None:
         """An option's number read from stdin; None at the end of input.

@@ -37,7 +37,7 @@ from ..runtime.commands import command_argv, command_line
 from ..transport import METHOD_NOT_FOUND, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
 from .terminals import Terminals
-from .workspace import FORBIDDEN, MissingFileRead, Workspace, read_regular_text
+from .workspace import FORBIDDEN, MissingFileRead, Workspace
 
 if TYPE_CHECKING:
     from .session import Session
@@ -107,7 +107,9 @@ class AgentRequests:
         self._elicit = elicit
         self.missing_file_read = missing_file_read
         self._disk_patches = disk_patches is not False
-        self._read_disk: DiskReader = disk_patches if callable(disk_patches) else _read_disk
+        self._read_disk: DiskReader = (
+            disk_patches if callable(disk_patches) else self._read_confined
+        )
         self._observe = observe
         self._terminal_factory = terminals or real_terminals
         self.terminals: TerminalBackend | None = None
@@ -201,6 +203,12 @@ class AgentRequests:
                 elif call.status == "completed" and "after" not in phases:
                     phases.add("after")
                     self._disk_read(call.id, path, "after")
+
+    def _read_confined(self, path: str) -> str | None:
+        """A file an edit names as the disk holds it now, opened inside the session's folders
+        only; None when it does not exist there, or is not a regular UTF-8 text file of at
+        most :data:`DISK_READ_LIMIT` bytes."""
+        return self.session.workspace.read_confined(path, DISK_READ_LIMIT)
 
     def _disk_read(self, tool_call_id: str, path: str, phase: DiskPhase) -> None:
         """Read one file around an edit; the projection and the observers (a recording) get it."""
@@ -487,12 +495,3 @@ def _first_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "params"
     return f"{where}: {first['msg']}"[:300]
-
-
-def _read_disk(path: str) -> str | None:
-    """A file's text as the disk holds it now; None when it does not exist, or is not a
-    regular UTF-8 text file of at most :data:`DISK_READ_LIMIT` bytes."""
-    try:
-        return read_regular_text(path, DISK_READ_LIMIT)
-    except (OSError, UnicodeDecodeError, ValueError):  # ValueError: a NUL in the path
-        return None

@@ -14,6 +14,10 @@ hooks see it through the read-only :class:`SessionView`.
 
 from __future__ import annotations
 
+import bisect
+import hashlib
+import itertools
+from collections import deque
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Annotated, Any, Literal
@@ -419,6 +423,125 @@ class FileEvent(RuntimeModel):
     content: str | None
     seq: int
     tool_call_id: str | None = None
+    #: False when the session did not keep the content (its budget of file contents,
+    #: :data:`CONTENT_BUDGET`, was spent): ``content`` is None then, and ``digest`` says
+    #: what it was, so two reads can still be told apart.
+    kept: bool = True
+    digest: str | None = None
+
+
+#: How much file content (characters) a session keeps, in all, for true patches: the
+#: contents of reads and writes through the client and of the disk reads around edits.
+#: Past it the oldest contents no later patch needs are let go (only their digest is kept);
+#: the same content read again costs nothing.
+CONTENT_BUDGET = 64 * 1024 * 1024
+
+
+def content_digest(text: str) -> str:
+    """The SHA-256 of a text's UTF-8 bytes (lone surrogates escaped), as hex."""
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+class FileStore:
+    """The file events of a session and what it keeps of their contents, within a budget.
+
+    Indexed by path (reads and writes: what a file held before a position) and by
+    tool call (its writes and disk reads), so no question looks at every event.
+    A content equal to the last one kept for its path is that same string, charged
+    once: reading an unchanged 30 MiB file twenty times keeps it once. Past the
+    budget, the oldest contents are let go, from every event that holds them, except
+    a path's latest read or write (what its next write is judged against).
+    """
+
+    def __init__(self, budget: int = CONTENT_BUDGET) -> None:
+        self.budget = budget
+        self.events: list[FileEvent] = []
+        #: The characters of content kept now.
+        self.kept_size = 0
+        self._by_path: dict[str, list[int]] = {}
+        self._by_call: dict[str, list[int]] = {}
+        #: The last content kept for each path, and its number.
+        self._last: dict[str, tuple[str, int]] = {}
+        # Each content kept (by its number), oldest first, and the positions of the events
+        # that hold it.
+        self._kept: deque[int] = deque()
+        self._holders: dict[int, list[int]] = {}
+        self._numbers = itertools.count()
+
+    def add(self, event: FileEvent) -> FileEvent:
+        """Store ``event``, its content kept if the budget allows; the event as stored."""
+        position = len(self.events)
+        text = event.content
+        if text is not None:
+            same = self._last.get(event.path)
+            if same is not None and same[0] == text:
+                event = event.model_copy(update={"content": same[0]})
+                self._holders[same[1]].append(position)
+            elif len(text) > self.budget:
+                event = event.model_copy(
+                    update={"content": None, "kept": False, "digest": content_digest(text)}
+                )
+            else:
+                number = next(self._numbers)
+                self._last[event.path] = (text, number)
+                self.kept_size += len(text)
+                self._kept.append(number)
+                self._holders[number] = [position]
+        self.events.append(event)
+        if event.op in ("read", "write"):
+            self._by_path.setdefault(event.path, []).append(position)
+        if event.tool_call_id is not None:
+            self._by_call.setdefault(event.tool_call_id, []).append(position)
+        self._within_budget()
+        return self.events[position]
+
+    def _within_budget(self) -> None:
+        """Let go of the oldest contents until the rest fit the budget: first those no path's
+        next write is judged against, then, if that is not enough, any."""
+        for spare_latest in (True, False):
+            protected: list[int] = []
+            while self.kept_size > self.budget and self._kept:
+                key = self._kept.popleft()
+                if spare_latest and any(self._is_latest(p) for p in self._holders[key]):
+                    protected.append(key)
+                else:
+                    self._let_go(key)
+            self._kept.extendleft(reversed(protected))
+            if self.kept_size <= self.budget:
+                return
+
+    def _let_go(self, key: int) -> None:
+        """Keep only the digest of one content, in every event that holds it."""
+        holders = self._holders.pop(key)
+        first = self.events[holders[0]]
+        text = first.content
+        assert text is not None
+        digest = content_digest(text)
+        for position in holders:
+            self.events[position] = self.events[position].model_copy(
+                update={"content": None, "kept": False, "digest": digest}
+            )
+        if self._last.get(first.path, ("", -1))[1] == key:
+            del self._last[first.path]
+        self.kept_size -= len(text)
+
+    def _is_latest(self, position: int) -> bool:
+        """Whether the event at ``position`` is the latest read or write of its path."""
+        event = self.events[position]
+        positions = self._by_path.get(event.path) or [-1]
+        return event.op in ("read", "write") and positions[-1] == position
+
+    def before(self, path: str, seq: int) -> FileEvent | None:
+        """The latest read or write of ``path`` before position ``seq``."""
+        positions = self._by_path.get(path, [])
+        index = bisect.bisect_left(positions, seq, key=lambda p: self.events[p].seq)
+        return self.events[positions[index - 1]] if index else None
+
+    def of_call(self, tool_call_id: str, *ops: str) -> tuple[FileEvent, ...]:
+        """The events of a tool call, in order, of the kinds ``ops``."""
+        return tuple(
+            e for e in (self.events[p] for p in self._by_call.get(tool_call_id, ())) if e.op in ops
+        )
 
 
 class UnknownUpdate(RuntimeModel):
@@ -434,7 +557,11 @@ class SessionState:
     """The reducer's store for one session. Read it through :meth:`view`."""
 
     def __init__(
-        self, session_id: str | None = None, version: int = 1, diff_limits: DiffLimits | None = None
+        self,
+        session_id: str | None = None,
+        version: int = 1,
+        diff_limits: DiffLimits | None = None,
+        content_budget: int = CONTENT_BUDGET,
     ) -> None:
         self.session_id = session_id
         self.version = version
@@ -457,7 +584,8 @@ class SessionState:
         #: The client terminal each tool call announced or embeds (the latest): call id -> id.
         self.terminal_of_call: dict[str, str] = {}
         self.permissions: dict[str, PermissionRequest] = {}
-        self.files: list[FileEvent] = []
+        #: The file events (reads, writes, disk reads) and their contents, within a budget.
+        self.file_store = FileStore(content_budget)
         self.unknown: list[UnknownUpdate] = []
         #: Tool calls a turn ended on while they were not finished, and the stop reason.
         self.ended_tool_calls: dict[str, str] = {}
@@ -548,7 +676,7 @@ class SessionView:
 
     @property
     def files(self) -> tuple[FileEvent, ...]:
-        return tuple(self._state.files)
+        return tuple(self._state.file_store.events)
 
     @property
     def config_options(self) -> tuple[ConfigOption, ...]:
@@ -572,14 +700,9 @@ class SessionView:
         return MappingProxyType(self._state.ended_tool_calls)
 
     def file_before(self, path: str, seq: int) -> FileEvent | None:
-        """The latest read or write of ``path`` before position ``seq``."""
-        found = None
-        for event in self._state.files:
-            if event.seq >= seq:
-                break
-            if event.path == path and event.op in ("read", "write"):
-                found = event
-        return found
+        """The latest read or write of ``path`` before position ``seq`` (its ``kept`` False
+        when the session let its content go: then what the file held is not known)."""
+        return self._state.file_store.before(path, seq)
 
     def terminal_of(self, tool_call_id: str) -> Terminal | None:
         """The client terminal a tool call announced or embeds, if any (the latest)."""
@@ -587,15 +710,14 @@ class SessionView:
         return self._state.terminals.get(terminal_id) if terminal_id is not None else None
 
     def disk_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
-        """What the client read from the disk around a tool call, in order."""
+        """What the client read from the disk around a tool call, in order (the reads whose
+        content the session let go are left out)."""
         return tuple(
             e
-            for e in self._state.files
-            if e.op in ("disk_before", "disk_after") and e.tool_call_id == tool_call_id
+            for e in self._state.file_store.of_call(tool_call_id, "disk_before", "disk_after")
+            if e.kept
         )
 
     def writes_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:
         """The file writes that belong to a tool call, in order."""
-        return tuple(
-            e for e in self._state.files if e.op == "write" and e.tool_call_id == tool_call_id
-        )
+        return self._state.file_store.of_call(tool_call_id, "write")

@@ -553,7 +553,7 @@ class Reducer:
         """The client answered ``fs/read_text_file`` (``content`` None: no such file)."""
         state = self.state
         state.seq += 1
-        state.files.append(FileEvent(op="read", path=path, content=content, seq=state.seq))
+        state.file_store.add(FileEvent(op="read", path=path, content=content, seq=state.seq))
         return []
 
     def apply_file_write(self, path: str, content: str) -> list[Change]:
@@ -561,7 +561,7 @@ class Reducer:
         state = self.state
         state.seq += 1
         owner = self.writer_of(path)
-        state.files.append(
+        state.file_store.add(
             FileEvent(op="write", path=path, content=content, seq=state.seq, tool_call_id=owner)
         )
         return [Change("tool_call", owner)] if owner else []
@@ -572,7 +572,7 @@ class Reducer:
         """A live client read ``path`` from the disk as a tool call started (or completed)."""
         state = self.state
         state.seq += 1
-        state.files.append(
+        state.file_store.add(
             FileEvent(
                 op="disk_after" if after else "disk_before",
                 path=path,
