@@ -4,7 +4,9 @@ The only layer that touches processes and time, with ``client``.
 """
 
 from .jsonrpc import (
+    DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_PENDING_REQUESTS,
     METHOD_NOT_FOUND,
     REQUEST_CANCELLED,
     Connection,
@@ -15,7 +17,9 @@ from .jsonrpc import (
 from .process import AgentProcess, StderrRing
 
 __all__ = [
+    "DEFAULT_MAX_ELEMENTS",
     "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_PENDING_REQUESTS",
     "METHOD_NOT_FOUND",
     "REQUEST_CANCELLED",
     "AgentProcess",

@@ -8,15 +8,28 @@ they arrived: a notification is handled before the next message is looked at,
 so an answer or a request never overtakes the updates sent before it. A batch
 (a JSON array) is taken apart; the answers to its requests go back as one array.
 
-Every line from the agent is untrusted: a line that is not JSON, or not a
-message, is skipped and reported; a line longer than ``max_line_bytes`` is
-dropped (its bytes are never held whole) and reported; an answer to an id that
-was not asked for is reported and dropped. None of that ends the connection.
+Every line from the agent is untrusted, and none of what follows ends the
+connection. Lines are cut at ``\n`` only. A line that is not JSON, or not a
+message, is skipped and reported; so is a line longer than ``max_line_bytes``
+(dropped as it comes, its bytes never held whole), and one holding more than
+``max_elements`` values (``[{},{},...]``: counted before it is parsed, in steps
+that let the event loop run, so that it costs neither gigabytes nor seconds in
+which no other session runs). An answer to an id that was not asked for is reported and dropped.
 
 Ids keep their JSON type: ``1`` and ``"1"`` are different requests, and an
-answer echoes the id as it was sent. ``$/cancel_request`` works both ways: the
-client can cancel its own request, and a request the agent cancels is answered
-with error -32800.
+answer echoes the id as it was sent. A request's id is a string, an integer or
+null: JSON-RPC 2.0 also allows fractional numbers but discourages them, and no
+ACP agent uses them, so a request whose id is anything else (``1.5``, an
+object, an array, ``true``) is answered ``{"id": null, "error": {"code":
+-32600}}`` and never handled. ``NaN`` and ``Infinity`` are not JSON at all: a
+request holding one is answered the same way, and nothing here ever writes them.
+
+The agent's requests are handled concurrently, at most ``max_pending_requests``
+at once: one past that is answered at once with error -32000 ("too many
+requests in progress"), without a task for it, so a flood of requests costs no
+more than that many tasks. ``$/cancel_request`` works both ways: the client can
+cancel its own request, and a request the agent cancels is answered with error
+-32800.
 """
 
 from __future__ import annotations
@@ -24,7 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -33,7 +46,26 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from .. import _json
+from .._json import (
+    DEFAULT_MAX_ELEMENTS,
+    DEFAULT_MAX_LINE_BYTES,
+    LineSplitter,
+    LineTooLong,
+    NotFiniteError,
+    count_elements,
+)
 from ..errors import AcpAdaptersError
+
+__all__ = [
+    "DEFAULT_MAX_ELEMENTS",
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_MAX_PENDING_REQUESTS",
+    "INBOX_MESSAGES",
+    "Connection",
+    "ConnectionClosed",
+    "Problem",
+    "RpcError",
+]
 
 log = logging.getLogger("acp_adapters.transport")
 
@@ -44,9 +76,12 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
+#: A request refused because too many of the agent's are in progress (a server error).
+TOO_MANY_REQUESTS = -32000
 
 CANCEL_METHOD = "$/cancel_request"
-DEFAULT_MAX_LINE_BYTES = 50 * 1024 * 1024
+#: How many of the agent's requests may be in progress at once.
+DEFAULT_MAX_PENDING_REQUESTS = 256
 #: How many messages read ahead of the dispatcher may wait for it.
 INBOX_MESSAGES = 256
 
@@ -85,7 +120,9 @@ class ConnectionClosed(AcpAdaptersError):
 class Problem:
     """Something the connection skipped: what, and a short look at it."""
 
-    kind: str  # "not_json", "not_a_message", "line_too_long", "unknown_id", "handler_error"
+    #: "not_json", "not_a_message", "line_too_long", "too_many_elements", "invalid_request",
+    #: "too_many_requests", "unknown_id", "handler_error"
+    kind: str
     detail: str
 
 
@@ -100,6 +137,20 @@ def _key(request_id: Any) -> tuple[str, Any] | None:
     if isinstance(request_id, bool) or not isinstance(request_id, int | str):
         return None
     return (type(request_id).__name__, request_id)
+
+
+def _valid_id(request_id: Any) -> bool:
+    """Whether a request may have this id: a string, an integer or null (no fractions)."""
+    return request_id is None or _key(request_id) is not None
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """A request refused before it could be read as a message (it held ``NaN``): to be
+    answered in its turn, with ``request_id`` (None: its id could not be echoed)."""
+
+    request_id: Any
+    reason: str
 
 
 @dataclass
@@ -123,7 +174,13 @@ class Connection:
         on_message: Callable[[str, Any], None] | None = None,
         on_drained: Callable[[], None] | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+        max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
     ) -> None:
+        """``max_line_bytes``: the longest line read; ``max_elements``: the most values a
+        line may hold (see :func:`acp_adapters._json.count_elements`), counted only in lines
+        longer than that many bytes; ``max_pending_requests``: how many of the agent's
+        requests may be in progress at once."""
         self._receive = receive
         self._send = send
         self._on_request = on_request
@@ -135,6 +192,10 @@ class Connection:
         #: Called when every message read so far has been handled: a moment to catch up.
         self._on_drained = on_drained or (lambda: None)
         self.max_line_bytes = max_line_bytes
+        self.max_elements = max_elements
+        self.max_pending_requests = max_pending_requests
+        #: The agent's requests being handled now (each in a task).
+        self._in_progress = 0
         self._ids = count(1)
         self._pending: dict[tuple[str, Any], _Pending] = {}
         self._handling: dict[tuple[str, Any], anyio.CancelScope] = {}
@@ -154,6 +215,11 @@ class Connection:
         task_group.start_soon(self._dispatch, done)
         try:
             async for line in self._lines():
+                if isinstance(line, LineTooLong):
+                    self._problem("line_too_long", f"more than {line.limit} bytes")
+                    continue
+                if len(line) > self.max_elements and await self._too_many_elements(line):
+                    continue
                 message = self._parse_line(line)
                 if message is not None:
                     try:
@@ -171,38 +237,36 @@ class Connection:
             pending.closed = error
             pending.event.set()
 
-    async def _lines(self) -> Any:
+    async def _lines(self) -> AsyncIterator[bytes | LineTooLong]:
         """The lines of the agent's output; an over-long one is dropped, never held whole."""
-        buffer = bytearray()
-        dropping = False
+        splitter = LineSplitter(self.max_line_bytes)
         while True:
             try:
                 chunk = await self._receive.receive(65536)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 break
-            start = 0
-            while True:
-                newline = chunk.find(b"\n", start)
-                if newline < 0:
-                    if not dropping:
-                        buffer += chunk[start:]
-                        if len(buffer) > self.max_line_bytes:
-                            self._problem("line_too_long", f"more than {self.max_line_bytes} bytes")
-                            buffer.clear()
-                            dropping = True
-                    break
-                if dropping:
-                    dropping = False
-                else:
-                    buffer += chunk[start:newline]
-                    if len(buffer) > self.max_line_bytes:
-                        self._problem("line_too_long", f"{len(buffer)} bytes")
-                    else:
-                        yield bytes(buffer)
-                buffer.clear()
-                start = newline + 1
-        if buffer and not dropping:
-            yield bytes(buffer)
+            for line in splitter.feed(chunk):
+                yield line
+        for line in splitter.end():
+            yield line
+
+    async def _too_many_elements(self, line: bytes) -> bool:
+        """Whether a long line holds more than ``max_elements`` values (then it is reported).
+
+        Counted before parsing: parsing 48 MiB of ``{},`` makes sixteen million
+        objects, gigabytes and seconds during which no other session runs. The count
+        stops past the limit and lets the event loop run between its steps.
+        """
+        counted = 0
+        for so_far in count_elements(line, self.max_elements):
+            counted = so_far
+            await anyio.sleep(0)
+        if counted <= self.max_elements:
+            return False
+        self._problem(
+            "too_many_elements", f"more than {self.max_elements} values in {len(line)} bytes"
+        )
+        return True
 
     def _problem(self, kind: str, detail: str) -> None:
         problem = Problem(kind, detail[:300])
@@ -210,7 +274,8 @@ class Connection:
         self._on_problem(problem)
 
     def _parse_line(self, line: bytes) -> Any:
-        """The message of one line; None for a blank line or one that is not JSON."""
+        """The message of one line; None for a blank line or one that is not JSON; a
+        :class:`_Refused` for a request that holds what JSON does not have (``NaN``)."""
         try:
             message = _json.loads(line)  # the common case: UTF-8 JSON, read as it is
         except ValueError:
@@ -219,12 +284,28 @@ class Connection:
                 return None
             try:
                 message = _json.loads(text)
-            except ValueError:
+            except ValueError as error:
                 self._problem("not_json", text[:200])
                 self._on_message("raw", text)
-                return None
+                return self._refused(text) if isinstance(error, NotFiniteError) else None
         self._on_message("in", message)
         return message
+
+    @staticmethod
+    def _refused(text: str) -> _Refused | None:
+        """A line refused for a ``NaN`` or an infinity: when it is a request, it is answered
+        (an agent waits for that answer), with its id when that id is a valid one."""
+        try:
+            message = _json.loads(text, finite=False)
+        except ValueError:
+            return None
+        if not (isinstance(message, dict) and "id" in message and "method" in message):
+            return None
+        request_id = message["id"]
+        return _Refused(
+            request_id if _valid_id(request_id) else None,
+            "invalid request: NaN and Infinity are not JSON",
+        )
 
     async def _dispatch(self, done: anyio.Event) -> None:
         """Take the messages in arrival order; notifications are awaited one by one."""
@@ -248,19 +329,28 @@ class Connection:
             done.set()
 
     async def _handle_batch(self, messages: list[Any]) -> None:
-        requests = [m for m in messages if isinstance(m, dict) and "method" in m and "id" in m]
+        # Exactly the messages _handle_message answers: the batch's answer goes out once
+        # each of them has one.
+        requests = [
+            m
+            for m in messages
+            if isinstance(m, dict) and isinstance(m.get("method"), str) and "id" in m
+        ]
         batch = _Batch(len(requests), self) if requests else None
         for message in messages:
             await self._handle_message(message, batch=batch)
 
     async def _handle_message(self, message: Any, batch: _Batch | None) -> None:
+        if isinstance(message, _Refused):
+            await self._refuse(message.request_id, INVALID_REQUEST, message.reason, None)
+            return
         if not isinstance(message, dict):
             self._problem("not_a_message", repr(message)[:200])
             return
         method = message.get("method")
         if isinstance(method, str):
             if "id" in message:
-                self._start_request(message, method, batch)
+                await self._take_request(message, method, batch)
             elif method == CANCEL_METHOD:
                 self._cancel_handling(message.get("params"))
             else:
@@ -280,13 +370,48 @@ class Connection:
             return
         self._problem("not_a_message", json.dumps(message)[:200])
 
-    def _start_request(self, message: dict[str, Any], method: str, batch: _Batch | None) -> None:
+    async def _take_request(
+        self, message: dict[str, Any], method: str, batch: _Batch | None
+    ) -> None:
+        """Start handling one of the agent's requests, or refuse it at once."""
+        request_id = message["id"]
+        if not _valid_id(request_id):
+            self._problem("invalid_request", f"{method}: the id {request_id!r}"[:200])
+            reason = "invalid request: an id is a string, an integer or null"
+            await self._refuse(None, INVALID_REQUEST, reason, batch)
+            return
+        if self._in_progress >= self.max_pending_requests:
+            # No task for it: a flood of requests costs what the limit allows, no more.
+            limit = self.max_pending_requests
+            self._problem("too_many_requests", f"{method}: more than {limit} in progress")
+            reason = f"too many requests in progress (limit {limit})"
+            await self._refuse(request_id, TOO_MANY_REQUESTS, reason, batch)
+            return
         assert self._task_group is not None
-        self._task_group.start_soon(
-            self._answer, message["id"], method, message.get("params"), batch
-        )
+        self._in_progress += 1
+        self._task_group.start_soon(self._answer, request_id, method, message.get("params"), batch)
+
+    async def _refuse(self, request_id: Any, code: int, reason: str, batch: _Batch | None) -> None:
+        """Answer a request with an error without handling it."""
+        response = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": reason}}
+        with contextlib.suppress(ConnectionClosed):  # the agent is gone: no one to answer
+            await self._deliver(response, batch)
+
+    async def _deliver(self, response: dict[str, Any], batch: _Batch | None) -> None:
+        if batch is not None:
+            await batch.add(response)
+        else:
+            await self._write(response)
 
     async def _answer(
+        self, request_id: Any, method: str, params: Any, batch: _Batch | None
+    ) -> None:
+        try:
+            await self._answer_one(request_id, method, params, batch)
+        finally:
+            self._in_progress -= 1
+
+    async def _answer_one(
         self, request_id: Any, method: str, params: Any, batch: _Batch | None
     ) -> None:
         key = _key(request_id)
@@ -306,11 +431,18 @@ class Connection:
             response["error"] = {"code": REQUEST_CANCELLED, "message": "request cancelled"}
         if key is not None:
             self._handling.pop(key, None)
+        try:
+            data = self._encode(response)
+        except ValueError as exc:  # NaN in a handler's result: JSON has no such number
+            self._problem("handler_error", f"{method}: {exc}")
+            response.pop("result", None)
+            response["error"] = {"code": INTERNAL_ERROR, "message": f"internal error: {exc}"}
+            data = self._encode(response)
         with contextlib.suppress(ConnectionClosed):  # the agent is gone: no one to answer
             if batch is not None:
                 await batch.add(response)
             else:
-                await self._write(response)
+                await self._write(response, data)
 
     def _cancel_handling(self, params: Any) -> None:
         request_id = params.get("requestId") if isinstance(params, dict) else None
@@ -321,9 +453,16 @@ class Connection:
 
     # --- sending ------------------------------------------------------------------------
 
-    async def _write(self, message: Any) -> None:
+    @staticmethod
+    def _encode(message: Any) -> bytes:
+        """The line of a message; ValueError when it holds NaN or an infinity."""
+        return (_json.dumps(message, separators=(",", ":")) + "\n").encode()
+
+    async def _write(self, message: Any, data: bytes | None = None) -> None:
+        """Send one message (or batch), encoded as ``data`` if given; ValueError, before
+        anything is sent or seen, when it holds NaN or an infinity."""
+        data = self._encode(message) if data is None else data
         self._on_message("out", message)
-        data = (_json.dumps(message, separators=(",", ":")) + "\n").encode()
         async with self._write_lock:
             try:
                 await self._send.send(data)
@@ -332,7 +471,10 @@ class Connection:
                 raise closed from exc
 
     async def notify(self, method: str, params: Any = None) -> None:
-        """Send a notification."""
+        """Send a notification.
+
+        :raises ValueError: ``params`` hold NaN or an infinity, which JSON does not have.
+        """
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -343,6 +485,7 @@ class Connection:
 
         :raises RpcError: the agent answered with an error.
         :raises ConnectionClosed: the agent went away first.
+        :raises ValueError: ``params`` hold NaN or an infinity, which JSON does not have.
         """
         if self._closed is not None:
             raise self._closed
