@@ -7,10 +7,16 @@ distinct content once, within a budget, and past it keeps only digests.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import anyio
+
+from acp_adapters import connect
 from acp_adapters.runtime import FileEvent, Reducer, SessionState
 from acp_adapters.runtime.model import FileStore, content_digest
+
+from .scripts import Script
 
 MIB = 1024 * 1024
 
@@ -115,3 +121,49 @@ def test_many_unfinished_tool_calls_do_not_make_each_write_slower(monkeypatch: A
         assert reducer.writer_of(f"/ws/f{n}") == f"t{n}"
     assert len(looked_at) <= 200  # at most the writer's own, not 20,000 per write
     assert state.view().writes_of("t100")[0].content == "x"
+
+
+def test_a_live_agent_reading_one_file_over_and_over_costs_one_copy(tmp_path: Path) -> None:
+    """20 reads of a file and 30 edits naming another: each content is kept once."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "big.txt").write_text("b" * (4 * MIB), encoding="utf-8")
+    (workspace / "seven.txt").write_text("s" * MIB, encoding="utf-8")
+    steps: list[dict[str, Any]] = [
+        {"request": "fs/read_text_file", "params": {"path": str(workspace / "big.txt")}}
+        for _ in range(20)
+    ]
+    steps += [
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": f"e{n}",
+                "title": "edit",
+                "kind": "edit",
+                "status": "in_progress",
+                "content": [
+                    {
+                        "type": "diff",
+                        "path": str(workspace / "seven.txt"),
+                        "oldText": "s",
+                        "newText": "t",
+                    }
+                ],
+            }
+        }
+        for n in range(30)
+    ]
+    script = Script(tmp_path / "agent", steps)
+
+    async def main() -> Any:
+        async with connect(command=script.command, cwd=workspace, policy="read-only") as session:
+            with anyio.fail_after(60):
+                await session.prompt("go")
+            return session
+
+    session = anyio.run(main)
+    events = session.projector.state.view().files
+    assert len([e for e in events if e.op == "read"]) == 20
+    assert len([e for e in events if e.op == "disk_before"]) == 30
+    assert len({id(e.content) for e in events if e.content is not None}) == 2
+    assert session.projector.state.file_store.kept_size == 5 * MIB
