@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -205,6 +206,30 @@ async def test_a_hang_ends_with_the_applications_timeout_and_a_clean_close(
     assert process.returncode is not None
     with pytest.raises(ProcessLookupError):
         os.kill(process.pid, 0)
+
+
+async def test_kill_ends_the_agent_at_once_and_the_block_has_nothing_left_to_wait_for(
+    connect: Any, workspace: Path
+) -> None:
+    failed: list[ConnectionClosed] = []
+
+    async def turn() -> None:
+        with pytest.raises(ConnectionClosed) as info:
+            await session.prompt("go")
+        failed.append(info.value)
+
+    async with connect(command=fake_agent("hang"), cwd=workspace, close_grace=30) as session:
+        async with anyio.create_task_group() as group:
+            group.start_soon(turn)
+            await anyio.sleep(0.3)
+            with anyio.fail_after(3):
+                await session.kill()  # not the 30 s of close_grace
+        (closed,) = failed  # the turn's prompt fails: the agent is gone
+        assert closed.exit_status == -signal.SIGKILL
+        process = session.process.process
+        assert process.returncode == -signal.SIGKILL
+        started = time.monotonic()
+    assert time.monotonic() - started < 2
 
 
 async def test_a_line_of_100_mib_is_dropped_at_the_default_limit(
@@ -425,7 +450,13 @@ def test_a_disk_read_around_an_edit_reads_regular_files_only(tmp_path: Path) -> 
     """An agent may name a FIFO in its edit: the read must not block the session's loop."""
     import os
 
-    from acp_adapters.client.session import _read_disk
+    from acp_adapters.client import Workspace
+    from acp_adapters.client.answers import DISK_READ_LIMIT
+
+    workspace = Workspace(tmp_path)
+
+    def _read_disk(path: str) -> str | None:
+        return workspace.read_confined(path, DISK_READ_LIMIT)
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

@@ -81,11 +81,13 @@ def on(name: str, method: str, terminal: str) -> dict[str, Any]:
 
 
 def holding_the_output(seconds: int, pid_file: str) -> dict[str, Any]:
-    """A terminal whose command starts a process outside its process group that keeps the
-    output open ``seconds`` (its id in ``pid_file``), and exits."""
+    """A terminal whose command starts a process that keeps the output open ``seconds`` (its
+    id in ``pid_file``), and exits. That process escapes every kill: it leaves the
+    terminal's session and process group, drops the family's mark from its environment,
+    and its parent is gone before the session looks for it."""
     start = (
         "import subprocess; "
-        f"child = subprocess.Popen(['sleep', '{seconds}'], start_new_session=True); "
+        f"child = subprocess.Popen(['sleep', '{seconds}'], start_new_session=True, env={{}}); "
         f"open('{pid_file}', 'w').write(str(child.pid))"
     )
     return create(pid_file, sys.executable, "-c", start)
@@ -157,8 +159,9 @@ async def test_a_terminal_asked_for_while_the_session_closes_is_refused(
     agent = terminal_agent(
         workspace,
         create("watched", "echo $$ > watched.pid; exec sleep 60"),
-        # Keeps closing busy for 3 s: the late request arrives while it waits.
-        holding_the_output(3, "holder.pid"),
+        # Keeps closing busy for 4 s (it escapes the kill): the late request arrives while it
+        # waits, on a loaded machine too.
+        holding_the_output(4, "holder.pid"),
         {"until_file": "watched.pid"},
         {"until_file": "holder.pid"},
         {"end_turn": True},
@@ -247,3 +250,74 @@ async def test_retained_output_has_a_ceiling_whatever_the_agent_asks(
     assert output["truncated"] is True
     assert len(output["output"]) == terminals.MAX_OUTPUT_BYTES == 16 * 1024 * 1024
     assert output["output"].startswith(("y\n", "\ny"))
+
+
+async def test_wait_for_exit_answers_when_the_command_exits_though_its_output_is_held(
+    connect: Any, workspace: Path
+) -> None:
+    agent = terminal_agent(
+        workspace,
+        # The background sleep holds the output open for 30 s; the shell exits at once.
+        create("bg", "(sleep 1; echo later) & sleep 30 & echo $! > bg.pid; echo first"),
+        on("exit", "wait_for_exit", "bg"),
+        on("at-exit", "output", "bg"),
+        {"sleep": 2.5},
+        on("later", "output", "bg"),
+        on("release", "release", "bg"),
+    )
+    async with connect(command=agent, cwd=workspace, policy="full-access") as session:
+        with anyio.fail_after(15):
+            await session.prompt("run")
+        assert await ended(pid_in(workspace, "bg.pid"))  # released: killed
+    got = answers(workspace)
+    status = {"exitCode": 0, "signal": None}
+    assert got["exit"]["result"] == status
+    assert got["at-exit"]["result"]["output"].startswith("first\n")  # what it wrote is read
+    assert got["at-exit"]["result"]["exitStatus"] == status
+    # What the background wrote after the exit is kept too, until the release.
+    assert got["later"]["result"] == {
+        "output": "first\nlater\n",
+        "truncated": False,
+        "exitStatus": status,
+    }
+
+
+async def test_what_a_terminal_detached_from_its_group_is_killed_at_its_release(
+    connect: Any, workspace: Path
+) -> None:
+    agent = terminal_agent(
+        workspace,
+        create("det", "setsid sleep 60 >/dev/null 2>&1 & echo $! > det.pid"),
+        on("exit", "wait_for_exit", "det"),
+        {"until_file": "det.pid"},
+        on("release", "release", "det"),
+        {"until_gone": "det.pid"},  # else the agent gives up, and the turn fails
+    )
+    async with connect(command=agent, cwd=workspace, policy="full-access") as session:
+        with anyio.fail_after(30):
+            await session.prompt("run")
+        # Killed, and reaped: this process (a subreaper) collected it.
+        assert not Path(f"/proc/{pid_in(workspace, 'det.pid')}").exists()
+
+
+async def test_a_session_has_at_most_max_terminals_at_once(connect: Any, workspace: Path) -> None:
+    agent = terminal_agent(
+        workspace,
+        create("a", "sleep 30"),
+        create("b", "sleep 30"),
+        create("c", "sleep 30"),
+        on("release", "release", "a"),
+        create("d", "true"),
+    )
+    async with connect(
+        command=agent, cwd=workspace, policy="full-access", max_terminals=2
+    ) as session:
+        with anyio.fail_after(15):
+            await session.prompt("run")
+    got = answers(workspace)
+    assert got["c"]["error"] == {
+        "code": -32000,
+        "message": "too many terminals (limit 2): release one first",
+    }
+    assert got["d"]["result"]["terminalId"].startswith("term-")
+    assert terminals.DEFAULT_MAX_TERMINALS == 64

@@ -12,7 +12,12 @@
 :func:`connect` starts the provider's agent (or ``command``), asks for protocol
 version 2 and accepts 1, creates a session in ``cwd`` and yields a
 :class:`Session`. Leaving the block kills the session's terminals and closes
-the agent (stdin closed, then terminate, then kill, whole process group).
+the agent (stdin closed, then terminate, then kill, whole process group), and
+on Linux whatever the agent and its terminals detached from their groups too
+(see :mod:`acp_adapters.transport.process`). The agent's exit is watched on
+its own: when it exits, the turn ends and pending requests fail with
+:class:`ConnectionClosed`, even while a process it left behind holds its
+output open.
 The agent's requests are answered here: permissions through the
 ``decide_permission`` hook and the policy (``ask``: the application's
 callback), the file system inside the session's folders only, terminals as
@@ -29,6 +34,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -55,6 +61,7 @@ from ..transport import (
     RpcError,
 )
 from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES
+from ..transport.process import EXIT_OUTPUT_SECONDS, become_subreaper
 from .answers import (
     AgentRequests,
     AskCallback,
@@ -63,6 +70,7 @@ from .answers import (
     TerminalFactory,
 )
 from .recorder import CaptureRecorder
+from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
 CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
@@ -72,6 +80,13 @@ AUTH_REQUIRED = -32000
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
 CATCH_UP_SECONDS = 0.02
+#: How long a notification the client sends on its own (``session/cancel``) may wait to
+#: be written: an agent that stopped reading its stdin fills the pipe, and a cancel, or
+#: a close, must not wait for it.
+SEND_SECONDS = 1.0
+#: How long, once the agent's output has ended, its exit status and the rest of its
+#: stderr are waited for before the session reports it gone.
+EXIT_WAIT_SECONDS = 2.0
 
 
 class AgentNotFoundError(AcpAdaptersError):
@@ -202,6 +217,9 @@ class Session:
         self.auth_methods: list[dict[str, Any]] = []
         self._idle = anyio.Event()
         self._closed = anyio.Event()
+        #: How the agent went away (its exit status, its stderr), once it has.
+        self._gone: ConnectionClosed | None = None
+        self._shut: anyio.Event | None = None  # set once the session is shut down
         self._finished = anyio.Event()  # both pipes read to their end
         self._caught_up = time.monotonic()
         self._catching_up_later = False
@@ -237,36 +255,87 @@ class Session:
         self.answers.start(task_group)
         async with anyio.create_task_group() as inner:
             inner.start_soon(self.process.collect_stderr)
+            # Its exit, not only the end of its output: a process it left running may
+            # hold the output open long after (the watcher then closes this side).
+            inner.start_soon(self.process.watch_exit)
             await self.connection.serve(inner)
-            with anyio.move_on_after(2):
+            # Its exit status and the rest of its stderr say why it went: wait for them.
+            with anyio.move_on_after(EXIT_WAIT_SECONDS):
                 await self.process.process.wait()
+                await self.process.stderr_ended.wait()
+            status, stderr = self.process.exit_status, self.stderr
             if not self._shutting_down:
                 # Nobody asked it to go: the timeline (and a recording) says it exited.
-                status, stderr = self.process.exit_status, self.stderr
                 self.projector.agent_exited(status, stderr, time.time())
                 if self._observe is not None:
                     self._observe("exit", {"code": status, "stderr": stderr})
-            self.connection.fail_pending(
-                ConnectionClosed(
-                    "the agent closed its output", self.process.exit_status, self.stderr
-                )
-            )
+            reason = "the agent exited" if status is not None else "the agent closed its output"
+            self._gone = ConnectionClosed(reason, status, stderr)
+            self.connection.fail_pending(self._gone)
             self._closed.set()
             self._idle.set()
         self._finished.set()
 
     async def _shutdown(self, grace: float) -> None:
-        self._shutting_down = True
+        """End the terminals and the agent (once: a second call waits for the first)."""
         with anyio.CancelScope(shield=True):
-            await self.answers.close()
-            await self.process.close(grace=grace)
-            # Until both of the agent's pipes are read to their end, their transports stay
-            # open; an event loop closed before that leaves them to be collected unclosed.
-            with anyio.move_on_after(grace):
-                await self._finished.wait()
+            if self._shut is not None:
+                await self._shut.wait()
+                return
+            self._shut = anyio.Event()
+            self._shutting_down = True
+            try:
+                await self.answers.close()
+                await self.process.close(grace=grace)
+                # Until both of the agent's pipes are read to their end (or closed), their
+                # transports stay open; an event loop closed before that leaves them to be
+                # collected unclosed.
+                with anyio.move_on_after(EXIT_WAIT_SECONDS):
+                    await self._finished.wait()
+            finally:
+                self._shut.set()
+
+    async def kill(self) -> None:
+        """End the session now: its terminals, and the agent killed at once (SIGKILL, its
+        whole process group and, on Linux, what it detached); no ``session/cancel`` is
+        sent. Leaving the ``async with`` afterwards has nothing left to wait for."""
+        await self._shutdown(0)
 
     async def _request(self, method: str, params: Any) -> Any:
-        return await self.connection.request(method, params)
+        try:
+            return await self.connection.request(method, params)
+        except ConnectionClosed as error:
+            gone = await self._why_gone(error)
+            if gone is error:
+                raise
+            raise gone from None
+
+    async def _why_gone(self, error: ConnectionClosed) -> ConnectionClosed:
+        """How the agent went, with its exit status and stderr: a write that found its stdin
+        closed fails before the session has seen it exit, so wait (bounded) for that."""
+        if self._gone is None:
+            with anyio.move_on_after(EXIT_WAIT_SECONDS + EXIT_OUTPUT_SECONDS):
+                await self._closed.wait()
+        return self._gone or error
+
+    async def _notify(self, method: str, params: Any) -> bool:
+        """Send a notification, waiting :data:`SEND_SECONDS` at most; whether it was sent.
+
+        An agent that stopped reading its stdin (a full pipe) would keep the write
+        waiting forever: past the bound the notification is given up on (asyncio may
+        still write it once the agent reads) and a ``not_sent`` problem is recorded.
+        """
+        with anyio.move_on_after(SEND_SECONDS) as scope:
+            try:
+                await self.connection.notify(method, params)
+            except ConnectionClosed as error:
+                raise await self._why_gone(error) from None
+        if scope.cancelled_caught:
+            self.problems.append(
+                Problem("not_sent", f"{method}: the agent is not reading its input")
+            )
+            return False
+        return True
 
     # --- negotiation and sessions -------------------------------------------------------------
 
@@ -452,7 +521,7 @@ class Session:
         if self.version == 2 and not self._turn_idle():
             await self._idle.wait()
             if self._closed.is_set() and not self._turn_idle():
-                raise ConnectionClosed(
+                raise self._gone or ConnectionClosed(
                     "the agent closed its output mid-turn", self.process.exit_status, self.stderr
                 )
         return Turn(
@@ -490,10 +559,16 @@ class Session:
         self._task_group.start_soon(run)
         return stream
 
-    async def cancel(self) -> None:
-        """Cancel the running turn; permission requests still open are answered ``cancelled``."""
+    async def cancel(self) -> bool:
+        """Cancel the running turn; permission requests still open are answered ``cancelled``.
+
+        Never waits more than :data:`SEND_SECONDS` for the agent to take the
+        notification (one that stopped reading its stdin would make it wait forever):
+        returns whether ``session/cancel`` was sent; when not, ``session.problems``
+        says so. :class:`ConnectionClosed` when the agent is gone.
+        """
         self.answers.cancel_questions()
-        await self.connection.notify("session/cancel", {"sessionId": self.session_id})
+        return await self._notify("session/cancel", {"sessionId": self.session_id})
 
     # --- the agent's requests -----------------------------------------------------------------
 
@@ -545,6 +620,8 @@ async def connect(
     record: str | os.PathLike[str] | None = None,
     disk_patches: bool | DiskReader = True,
     terminals: TerminalFactory | None = None,
+    max_terminals: int = DEFAULT_MAX_TERMINALS,
+    subreaper: bool = True,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -580,6 +657,13 @@ async def connect(
         ``(workspace, task_group) -> TerminalBackend``. Default: real processes in the
         session's folder (after the policy allowed each command); a replay answers from
         its capture and runs nothing.
+    :param max_terminals: how many terminals the agent may have at once (not yet released)
+        with the default backend; past it ``terminal/create`` is refused (-32000).
+    :param subreaper: on Linux, make this process a child subreaper (once, for the whole
+        process, see :func:`~acp_adapters.transport.process.become_subreaper`), so that
+        what the agent and its terminals leave orphaned is reparented here, and reaped
+        when the session kills it. Either way, what they detached is found and killed at
+        close where /proc shows it.
     :raises AgentNotFoundError: the agent's command does not exist.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
@@ -601,6 +685,8 @@ async def connect(
         the_policy = the_policy.model_copy(
             update={"workspace": tuple(str(r) for r in workspace.roots)}
         )
+    if subreaper:
+        become_subreaper()
     try:
         process = await AgentProcess.start(command, cwd=workspace.cwd, env=agent_env)
     except FileNotFoundError as exc:
@@ -634,7 +720,7 @@ async def connect(
         agent_env=agent_env,
         observe=observe_all if observers else None,
         disk_patches=disk_patches,
-        terminals=terminals,
+        terminals=terminals or partial(Terminals, max_terminals=max_terminals),
     )
     try:
         async with anyio.create_task_group() as task_group:

@@ -9,10 +9,21 @@ without ``args`` that holds a whole shell line (kimi-cli sends
 cwd or environment variable that cannot be given to a process (a NUL character, a
 variable name that is empty or holds ``=``) is invalid params.
 
-Killing a terminal kills its whole process group, also once its command has
-exited: what it left running in the background, in its group, ends too. When the session
-closes, every terminal is killed, new ones are refused, and the close waits at
-most :data:`CLOSE_WAIT_SECONDS` in all for their output to end.
+A terminal's command has exited when its process has, even while what it left
+running in the background holds the output open: ``terminal/wait_for_exit``
+answers then, once what the command wrote before it exited has been read. The
+output still grows with what the background writes, until the terminal is killed
+or released.
+
+Killing or releasing a terminal kills its whole process group, also once its
+command has exited, and on Linux what the command detached from the group too
+(``setsid``, a double fork: the command is the root of a
+:class:`~acp_adapters.transport.process.ProcessFamily`); this side of the output
+is then closed, so nothing more is read. When the session closes, every terminal
+is killed, new ones are refused, and the close waits at most
+:data:`CLOSE_WAIT_SECONDS` in all for them. A session has at most
+``max_terminals`` terminals at once (64 by default); past it ``terminal/create``
+is refused until the agent releases one.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from anyio.abc import Process, TaskGroup
 
 from ..runtime.commands import command_argv
 from ..transport import RpcError
+from ..transport.process import ProcessFamily, WatchedStream, end_families, processes_visible
 from .workspace import FORBIDDEN, INVALID_PARAMS, Workspace
 
 #: The default output limit when the agent sets none.
@@ -39,6 +51,16 @@ DEFAULT_OUTPUT_BYTES = 1024 * 1024
 MAX_OUTPUT_BYTES = 16 * 1024 * 1024
 #: How long closing the session waits, in all, for its killed terminals' output to end.
 CLOSE_WAIT_SECONDS = 5.0
+#: How many terminals a session may have at once by default (created, not yet released).
+DEFAULT_MAX_TERMINALS = 64
+#: Once the command has exited, how long its output's reader must have waited for more
+#: (what the command wrote before it exited is read by then) when the end does not come.
+SETTLE_SECONDS = 0.05
+#: How long, at most, the exit waits for that.
+SETTLE_MOST_SECONDS = 1.0
+#: How long a killed or released terminal's output may take to end before this side of
+#: it is closed (something that escaped the kill holds it).
+STOP_READING_SECONDS = 0.5
 
 
 def _partial_character(data: bytes | bytearray) -> int:
@@ -97,9 +119,12 @@ class Terminal:
     id: str
     process: Process
     limit: int
+    family: ProcessFamily
+    stream: WatchedStream
     # Cut from the front in place: a bytearray does that without copying what it keeps.
     output: bytearray = field(default_factory=bytearray)
     truncated: bool = False
+    #: The command has exited (its exit status is known) and what it wrote has been read.
     exited: anyio.Event = field(default_factory=anyio.Event)
     #: The process group has been killed, or was found empty: it is never signalled again,
     #: since once empty its id may be given to an unrelated process.
@@ -125,10 +150,18 @@ class Terminal:
 class Terminals:
     """The terminals of one session."""
 
-    def __init__(self, workspace: Workspace, task_group: TaskGroup) -> None:
+    def __init__(
+        self,
+        workspace: Workspace,
+        task_group: TaskGroup,
+        *,
+        max_terminals: int = DEFAULT_MAX_TERMINALS,
+    ) -> None:
         self.workspace = workspace
         self.task_group = task_group
+        self.max_terminals = max_terminals
         self._terminals: dict[str, Terminal] = {}
+        self._starting = 0  # created, their process not started yet
         self._ids = count(1)
         self._closing = False
 
@@ -145,6 +178,10 @@ class Terminals:
 
     async def create(self, params: Any) -> dict[str, Any]:
         self._refuse_if_closing()
+        if len(self._terminals) + self._starting >= self.max_terminals:
+            raise RpcError(
+                FORBIDDEN, f"too many terminals (limit {self.max_terminals}): release one first"
+            )
         if not isinstance(params, dict) or not isinstance(params.get("command"), str):
             raise RpcError(INVALID_PARAMS, "terminal/create needs a command")
         args = params.get("args")
@@ -159,13 +196,16 @@ class Terminals:
         if isinstance(asked_cwd, str):
             _process_text(asked_cwd, "the cwd")
         cwd = self.workspace.resolve(asked_cwd) if asked_cwd else self.workspace.cwd
-        env = _environment(params.get("env"))
+        family = ProcessFamily()
+        # The mark goes on top of the agent's variables: it cannot take it off.
+        env = family.environment(_environment(params.get("env")))
         limit = params.get("outputByteLimit")
         limit = (
             min(limit, MAX_OUTPUT_BYTES)
             if isinstance(limit, int) and not isinstance(limit, bool) and limit >= 0
             else DEFAULT_OUTPUT_BYTES
         )
+        self._starting += 1
         try:
             process = await anyio.open_process(
                 command,
@@ -178,24 +218,37 @@ class Terminals:
             )
         except OSError as exc:
             raise RpcError(INVALID_PARAMS, f"cannot run {shlex.join(command)}: {exc}") from exc
-        terminal = Terminal(f"term-{next(self._ids)}", process, limit)
+        finally:
+            self._starting -= 1
+        family.started(process.pid)
+        assert process.stdout is not None
+        terminal = Terminal(
+            f"term-{next(self._ids)}", process, limit, family, WatchedStream(process.stdout)
+        )
+        self.task_group.start_soon(self._read, terminal)
+        self.task_group.start_soon(self._collect, terminal)
         if self._closing:
             # The close began while the process started: it has not seen this one.
-            self._kill(terminal)
-            with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_WAIT_SECONDS):
-                await process.aclose()
+            with anyio.CancelScope(shield=True):
+                await self._end([terminal], within=CLOSE_WAIT_SECONDS)
             self._refuse_if_closing()
         self._terminals[terminal.id] = terminal
-        self.task_group.start_soon(self._collect, terminal)
         return {"terminalId": terminal.id}
 
-    async def _collect(self, terminal: Terminal) -> None:
-        stream = terminal.process.stdout
-        if stream is not None:
-            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                async for chunk in stream:
-                    terminal.add(chunk)
+    @staticmethod
+    async def _read(terminal: Terminal) -> None:
+        """Keep the output until its end, or until this side of it is closed."""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            async for chunk in terminal.stream:
+                terminal.add(chunk)
+
+    @staticmethod
+    async def _collect(terminal: Terminal) -> None:
+        """The command's exit: its status, once what it wrote before exiting is read."""
         await terminal.process.wait()
+        terminal.family.collected()
+        # Its end, or the reader waiting for more: what the command wrote is in.
+        await terminal.stream.settle(quiet=SETTLE_SECONDS, most=SETTLE_MOST_SECONDS)
         if not terminal.group_ended:
             # Nothing left in the group now means nothing to kill later.
             try:
@@ -222,20 +275,41 @@ class Terminals:
         return terminal.exit_status() or {"exitCode": None, "signal": None}
 
     async def kill(self, params: Any) -> dict[str, Any]:
-        self._kill(self._get(params))
+        await self._end([self._get(params)], within=STOP_READING_SECONDS)
         return {}
 
     async def release(self, params: Any) -> dict[str, Any]:
         terminal = self._get(params)
-        self._kill(terminal)
         del self._terminals[terminal.id]
+        await self._end([terminal], within=STOP_READING_SECONDS)
         return {}
 
+    async def _end(self, terminals: list[Terminal], *, within: float) -> None:
+        """Kill the terminals' process groups and what their commands detached, wait
+        ``within`` seconds in all for their commands to exit and their output to end, and
+        stop reading the output that something (that escaped the kill) still holds."""
+        for terminal in terminals:
+            self._kill_group(terminal)
+        await end_families([terminal.family for terminal in terminals])
+        with anyio.move_on_after(within):
+            for terminal in terminals:
+                await terminal.exited.wait()
+                await terminal.stream.ended.wait()
+        with anyio.move_on_after(1):
+            for terminal in terminals:
+                if not terminal.stream.ended.is_set():
+                    # Closes this side of the pipe: its holder gets SIGPIPE, not a reader.
+                    await terminal.process.aclose()
+
     @staticmethod
-    def _kill(terminal: Terminal) -> None:
+    def _kill_group(terminal: Terminal) -> None:
         """Kill the terminal's process group, even when its command has exited: what it
         started in the background is still in the group."""
         if terminal.group_ended:
+            return
+        if terminal.process.returncode is not None and processes_visible():
+            # Its command is collected, so the group's number is held by its members
+            # only: those are found one by one, each checked (end_families), instead.
             return
         try:
             os.killpg(terminal.process.pid, signal.SIGKILL)
@@ -251,16 +325,5 @@ class Terminals:
         self._closing = True
         with anyio.CancelScope(shield=True):
             terminals = list(self._terminals.values())
-            for terminal in terminals:
-                self._kill(terminal)
-            with anyio.move_on_after(CLOSE_WAIT_SECONDS):
-                for terminal in terminals:
-                    # Exited and its output read to the end: its pipes are closed too.
-                    await terminal.exited.wait()
-            # A process that left the group can keep the output open past the kill: stop
-            # reading it, so its pipe is closed and the command, killed, is collected at once.
-            with anyio.move_on_after(1):
-                for terminal in terminals:
-                    if not terminal.exited.is_set():
-                        await terminal.process.aclose()
             self._terminals.clear()
+            await self._end(terminals, within=CLOSE_WAIT_SECONDS)
