@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from acp_adapters import (
@@ -12,7 +14,7 @@ from acp_adapters import (
     ProtocolVersionError,
     UnknownProviderError,
 )
-from acp_adapters.cli.errors import Failure, explain
+from acp_adapters.cli.errors import Failure, Stopped, explain
 from acp_adapters.transport import ConnectionClosed, RpcError
 
 
@@ -48,6 +50,17 @@ from acp_adapters.transport import ConnectionClosed, RpcError
             "@xai-official/grok@1.0.30.; run again with --debug",
         ),
         (RpcError(-32603, "Internal error\nwith detail"), 1, "Internal error with detail"),
+        (
+            RpcError(-32603, "Internal error", {"details": "no\nsuch model: \x1b[2J"}),
+            1,
+            'data: {"details":"no\\nsuch model: \\u001b[2J"}; run again',
+        ),
+        (RpcError(-32000, "failed", "quota \x1b]0;x\x07"), 1, "data: quota \\x1b]0;x\\x07;"),
+        (RpcError(-32000, "failed", "x" * 1000), 1, "data: " + "x" * 297 + "...;"),
+        (Stopped(signal.SIGTERM, killed=True), 143, "stopped by SIGTERM: the agent and"),
+        (Stopped(signal.SIGHUP, killed=True), 129, "stopped by SIGHUP"),
+        (Stopped(signal.SIGINT, killed=False, cancelled=True), 130, "ended its turn cancelled"),
+        (Stopped(signal.SIGTERM, killed=False), 143, "before the session was open"),
         (PluginError("plugin 'p' failed", hook="h", plugin="p"), 1, "ACP_ADAPTERS_DISABLE_PLUGINS"),
         (KeyboardInterrupt(), 130, "interrupted"),
         (ZeroDivisionError("x"), 1, "run again with --debug"),

@@ -264,6 +264,42 @@ def test_an_error_answer(cli: Invoke, tmp_path: Path) -> None:
     assert "the agent answered an error: model overloaded (code -32603)" in line
 
 
+def test_an_error_answer_shows_its_data_escaped(cli: Invoke, tmp_path: Path) -> None:
+    answers = (
+        "{'initialize': {'result': {'protocolVersion': 1}},"
+        " 'session/new': {'result': {'sessionId': 's'}},"
+        " 'session/prompt': {'error': {'code': -32603, 'message': 'Internal error', 'data':"
+        " {'details': 'model \\x1b[31mclaude-x\\x1b[0m not found', 'status': 404}}},"
+        " 'session/cancel': {}}"
+    )
+    result = cli("run", "--command", _script_agent(tmp_path, answers), "hi")
+    assert result.exit_code == 1
+    assert one_error_line(result) == (
+        "Error: the agent answered an error: Internal error (code -32603); data: "
+        '{"details":"model \\u001b[31mclaude-x\\u001b[0m not found","status":404}; '
+        "run again with --debug to see more"
+    )
+
+
+def test_an_agent_that_fails_at_once_shows_its_exit_status_and_stderr(cli: Invoke) -> None:
+    for _ in range(5):  # its exit status used to race the write that failed
+        result = cli("run", "--command", "sh -c 'echo missing API key >&2; exit 1'", "hi")
+        assert result.exit_code == 1
+        assert one_error_line(result) == (
+            "Error: the agent exited (exit status 1); its stderr ends with: missing API key; "
+            "run again with --debug to see more"
+        )
+
+
+def test_a_command_line_that_does_not_parse_is_a_usage_error(cli: Invoke) -> None:
+    result = cli("run", "--command", '"unterminated', "hi")
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        'Error: --command is not a command line (No closing quotation): "unterminated; '
+        'quote it as a shell would, --command "CMD ARGS"'
+    )
+
+
 def test_an_unknown_provider(cli: Invoke) -> None:
     result = cli("run", "--provider", "nobody", "hi")
     assert result.exit_code == 2

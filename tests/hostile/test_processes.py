@@ -1,11 +1,13 @@
 """The processes of a session end with it: the agent's exit is seen when it exits, what it
-and its terminals detached is killed and reaped, and a deaf agent blocks nothing."""
+and its terminals detached is killed and reaped, a deaf agent blocks nothing, and the
+command line leaves no agent behind whatever signal it gets."""
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -184,3 +186,82 @@ def test_without_the_subreaper_what_the_agent_detached_is_killed_all_the_same(
     while any(running(pid) for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert not [name for name, pid in pids.items() if running(pid)]
+
+
+# --- the command line and signals ------------------------------------------------------------
+
+
+def _run(folder: Path, scenario: str) -> subprocess.Popen[str]:
+    command = shlex.join(agent(scenario, folder))
+    return subprocess.Popen(
+        [sys.executable, "-m", "acp_adapters", "run", "--command", command, "hi"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=folder,
+        env={**os.environ, "NO_COLOR": "1", "ACP_ADAPTERS_PLUGINS": ""},
+        start_new_session=True,
+    )
+
+
+def _wait_for(folder: Path, name: str, within: float = 30.0) -> int:
+    deadline = time.monotonic() + within
+    while not (folder / f"{name}.pid").exists():
+        assert time.monotonic() < deadline, f"no {name}.pid"
+        time.sleep(0.02)
+    return pid_in(folder, name)
+
+
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["TERM", "HUP"]
+)
+def test_a_stop_signal_kills_the_agent_and_what_it_detached(
+    folder: Path, signum: int, code: int
+) -> None:
+    cli = _run(folder, "hang")
+    agent_pid, detached = _wait_for(folder, "agent"), _wait_for(folder, "detached")
+    time.sleep(0.5)  # the turn runs: the agent said it works
+    cli.send_signal(signum)
+    out, err = cli.communicate(timeout=20)
+    assert cli.returncode == code, err
+    assert "    working" in out
+    if signum == signal.SIGTERM:
+        assert err.splitlines()[-1] == (
+            "Error: stopped by SIGTERM: the agent and what it started were killed"
+        )
+    else:
+        assert err == ""  # the terminal is gone: nothing more is written to it
+    deadline = time.monotonic() + 5
+    while (running(agent_pid) or running(detached)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not running(agent_pid)
+    assert not running(detached)
+
+
+def test_a_first_ctrl_c_cancels_the_turn_and_the_agent_ends_it(folder: Path) -> None:
+    cli = _run(folder, "cancellable")
+    _wait_for(folder, "agent")
+    time.sleep(0.8)
+    cli.send_signal(signal.SIGINT)
+    out, err = cli.communicate(timeout=20)
+    assert cli.returncode == 130, err
+    assert out.splitlines()[-1].endswith("stop reason cancelled")
+    assert "Ctrl-C again stops the agent now" in err
+    assert err.splitlines()[-1] == "Error: interrupted: the agent ended its turn cancelled"
+
+
+def test_a_second_ctrl_c_kills_an_agent_that_does_not_end_its_turn(folder: Path) -> None:
+    cli = _run(folder, "hang")
+    agent_pid = _wait_for(folder, "agent")
+    _wait_for(folder, "detached")
+    time.sleep(0.5)
+    cli.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    started = time.monotonic()
+    cli.send_signal(signal.SIGINT)
+    _, err = cli.communicate(timeout=20)
+    assert time.monotonic() - started < 4
+    assert cli.returncode == 130, err
+    assert err.splitlines()[-1] == "Error: interrupted: the agent and what it started were killed"
+    assert not running(agent_pid)

@@ -7,6 +7,7 @@ stderr as one line that says what to do, with an exit code of
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -30,7 +31,7 @@ from ..plugins import get_plugin_manager
 from ..providers import ProviderRegistry
 from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
-from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
+from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, Stopped, explain
 from .live import Format, Outcome, record_path, run_session
 from .render import Renderer, printable, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
@@ -114,23 +115,36 @@ class _Group(click.Group):
             raise
         except BrokenPipeError:
             # The reader of stdout went away (``| head``): stop quietly, as a shell tool does.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            _discard_output(sys.stdout)
             ctx.exit(EXIT_BROKEN_PIPE)
         except (Exception, KeyboardInterrupt) as raised:
             error = _unwrap(raised)
             if isinstance(error, click.ClickException | click.exceptions.Exit | click.Abort):
                 raise error from None
             code, line = explain(error)
-            if ctx.meta.get(_DEBUG):
-                # The messages in a traceback and the agent's stderr are the agent's words.
-                lines = traceback.format_exception(type(error), error, error.__traceback__)
-                click.echo(printable("".join(lines)), nl=False, err=True)
-                if isinstance(error, ConnectionClosed) and error.stderr_tail.strip():
-                    click.echo("the agent's stderr ended with:", err=True)
-                    click.echo(printable(error.stderr_tail.rstrip()), err=True)
-            click.echo(click.style("Error:", fg="red", bold=True) + " " + line, err=True)
+            try:
+                if ctx.meta.get(_DEBUG):
+                    # The messages in a traceback and the agent's stderr are the agent's words.
+                    lines = traceback.format_exception(type(error), error, error.__traceback__)
+                    click.echo(printable("".join(lines)), nl=False, err=True)
+                    if isinstance(error, ConnectionClosed) and error.stderr_tail.strip():
+                        click.echo("the agent's stderr ended with:", err=True)
+                        click.echo(printable(error.stderr_tail.rstrip()), err=True)
+                click.echo(click.style("Error:", fg="red", bold=True) + " " + line, err=True)
+            except OSError:
+                # No terminal to tell (it closed: EIO): the exit code still says it.
+                _discard_output(sys.stdout)
+                _discard_output(sys.stderr)
             ctx.exit(code)
+
+
+def _discard_output(stream: Any) -> None:
+    """Point ``stream`` at /dev/null, so that what is still buffered or written is dropped
+    rather than failing again (as the interpreter flushes it at exit)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(devnull, stream.fileno())
+    os.close(devnull)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -325,7 +339,14 @@ def run(
     """
     if provider is None and agent_command is None:
         raise click.UsageError('pass --provider ID or --command "CMD ARGS"')
-    command = shlex.split(agent_command) if agent_command is not None else None
+    try:
+        command = shlex.split(agent_command) if agent_command is not None else None
+    except ValueError as error:  # an unterminated quote, a trailing backslash
+        raise Failure(
+            f"--command is not a command line ({error}): {agent_command}; quote it as a "
+            'shell would, --command "CMD ARGS"',
+            EXIT_USAGE,
+        ) from None
     if command is not None and not command:
         raise click.UsageError("--command is empty")
     text = " ".join(prompt)
@@ -361,6 +382,8 @@ def run(
     if output == "text":
         click.echo("")
     _print_outcome(outcome, output, renderer, body=False)
+    if outcome.interrupted is not None:
+        raise Stopped(outcome.interrupted, killed=False, cancelled=True)
 
 
 @main.command()

@@ -11,12 +11,18 @@ exit      when
 3         the agent's command was not found
 4         the agent needs authentication first
 5         the capture cannot be read (missing, not UTF-8, no capture line in it)
-130       interrupted
+129       SIGHUP (the terminal closed): the agent was killed; nothing more is printed
+130       interrupted (Ctrl-C): the turn was cancelled, or the agent killed
 141       stdout was closed before the output ended (``| head``); nothing is printed
+143       SIGTERM: the agent was killed
 ========  ===========================================================================
 """
 
 from __future__ import annotations
+
+import json
+import signal
+from typing import Any
 
 from ..client import AgentNotFoundError, AuthenticationRequiredError, ProtocolVersionError
 from ..errors import (
@@ -35,8 +41,13 @@ EXIT_USAGE = 2
 EXIT_AGENT_NOT_FOUND = 3
 EXIT_AUTHENTICATION = 4
 EXIT_CAPTURE = 5
-EXIT_INTERRUPTED = 130
-EXIT_BROKEN_PIPE = 141
+#: A signal stopped the command: 128 + its number, as a shell reports a command it killed.
+EXIT_HANGUP = 129  # SIGHUP
+EXIT_INTERRUPTED = 130  # SIGINT
+EXIT_BROKEN_PIPE = 141  # SIGPIPE
+EXIT_TERMINATED = 143  # SIGTERM
+#: How much of an error answer's ``data`` is shown.
+DATA_CHARACTERS = 300
 
 
 class Failure(AcpAdaptersError):
@@ -45,6 +56,22 @@ class Failure(AcpAdaptersError):
     def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
         super().__init__(message)
         self.exit_code = exit_code
+
+
+class Stopped(Failure):
+    """A signal ended the run: exit 128 + its number (130 SIGINT, 129 SIGHUP, 143 SIGTERM)."""
+
+    def __init__(self, signum: int, *, killed: bool, cancelled: bool = False) -> None:
+        name = signal.Signals(signum).name
+        what = "interrupted" if signum == signal.SIGINT else f"stopped by {name}"
+        if cancelled:
+            why = "the agent ended its turn cancelled"
+        elif killed:
+            why = "the agent and what it started were killed"
+        else:
+            why = "before the session was open; the agent was stopped"
+        super().__init__(f"{what}: {why}", 128 + signum)
+        self.signum = signum
 
 
 def explain(error: BaseException) -> tuple[int, str]:
@@ -86,9 +113,11 @@ def _explain(error: BaseException) -> tuple[int, str]:
             + "; run again with --debug to see more"
         )
     if isinstance(error, RpcError):
+        data = _data(error.data)
         return EXIT_FAILED, (
-            f"the agent answered an error: {_one_line(error.message)} (code {error.code}); "
-            "run again with --debug to see more"
+            f"the agent answered an error: {_one_line(error.message)} (code {error.code})"
+            + (f"; data: {data}" if data else "")
+            + "; run again with --debug to see more"
         )
     if isinstance(error, PluginLoadError | PluginError | DuplicateProviderError):
         return EXIT_FAILED, (
@@ -104,6 +133,22 @@ def _explain(error: BaseException) -> tuple[int, str]:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split()) or "(no message)"
+
+
+def _data(data: Any) -> str:
+    """An error answer's ``data`` on one line, short: agents put the real reason there
+    (claude-agent-acp: ``data.details``). A string as it is, else compact JSON."""
+    if data is None:
+        return ""
+    if isinstance(data, str):
+        text = data
+    else:
+        try:
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=repr)
+        except (ValueError, RecursionError):
+            text = repr(data)
+    text = " ".join(text.split())
+    return text if len(text) <= DATA_CHARACTERS else text[: DATA_CHARACTERS - 3] + "..."
 
 
 #: npm's last words point to its log file; what went wrong is in the lines before.
