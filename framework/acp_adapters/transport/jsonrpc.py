@@ -37,6 +37,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from itertools import count
@@ -76,6 +77,9 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
+#: How many refusals may wait for the agent to read them before reading waits too (a few
+#: MiB of small answers; see :meth:`Connection._refuse`).
+QUEUED_ANSWERS = 65536
 #: A request refused because too many of the agent's are in progress (a server error).
 TOO_MANY_REQUESTS = -32000
 
@@ -200,6 +204,11 @@ class Connection:
         self._pending: dict[tuple[str, Any], _Pending] = {}
         self._handling: dict[tuple[str, Any], anyio.CancelScope] = {}
         self._write_lock = anyio.Lock()
+        #: Answers the writer task sends (see :meth:`send_soon`), whether it runs, and what
+        #: the dispatcher waits for when too many wait.
+        self._queued: deque[Any] = deque()
+        self._writing = False
+        self._queue_space = anyio.Event()
         # Every message read, in arrival order, for the dispatcher. Bounded: when the
         # dispatcher falls behind a flood, reading waits, and the agent's pipe fills.
         self._inbox_out, self._inbox_in = anyio.create_memory_object_stream[Any](INBOX_MESSAGES)
@@ -392,16 +401,36 @@ class Connection:
         self._task_group.start_soon(self._answer, request_id, method, message.get("params"), batch)
 
     async def _refuse(self, request_id: Any, code: int, reason: str, batch: _Batch | None) -> None:
-        """Answer a request with an error without handling it."""
+        """Answer a request with an error without handling it, and without waiting on the
+        agent: the dispatcher must go on reading whether or not the agent reads its answers
+        (an agent that sends all its requests before it reads one would otherwise block on
+        its full output pipe while this waits on its full input pipe)."""
         response = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": reason}}
-        with contextlib.suppress(ConnectionClosed):  # the agent is gone: no one to answer
-            await self._deliver(response, batch)
-
-    async def _deliver(self, response: dict[str, Any], batch: _Batch | None) -> None:
+        while len(self._queued) >= QUEUED_ANSWERS:
+            # So many unread answers that memory would grow: only now does reading wait.
+            self._queue_space = anyio.Event()
+            await self._queue_space.wait()
         if batch is not None:
-            await batch.add(response)
+            batch.add_soon(response)
         else:
-            await self._write(response)
+            self.send_soon(response)
+
+    def send_soon(self, message: Any) -> None:
+        """Send ``message`` from the writer task, after what waits before it; never waits."""
+        self._queued.append(message)
+        if not self._writing and self._task_group is not None:
+            self._writing = True
+            self._task_group.start_soon(self._write_queued)
+
+    async def _write_queued(self) -> None:
+        try:
+            while self._queued:
+                message = self._queued.popleft()
+                self._queue_space.set()
+                with contextlib.suppress(ConnectionClosed):  # gone: no one to answer
+                    await self._write(message)
+        finally:
+            self._writing = False
 
     async def _answer(
         self, request_id: Any, method: str, params: Any, batch: _Batch | None
@@ -541,3 +570,9 @@ class _Batch:
         self.responses.append(response)
         if len(self.responses) == self.expected:
             await self.connection._write(self.responses)
+
+    def add_soon(self, response: dict[str, Any]) -> None:
+        """Add an answer from the dispatcher: the whole batch goes out through the writer task."""
+        self.responses.append(response)
+        if len(self.responses) == self.expected:
+            self.connection.send_soon(self.responses)

@@ -1,0 +1,78 @@
+"""An agent that floods requests and reads no answer until it has sent them all.
+
+Past the cap on requests in progress the client refuses at once; those refusals
+must not stop it reading, or the agent, blocked on its full output pipe, never
+gets to read them: the session would hang for good.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import anyio
+
+from acp_adapters import PermissionQuery, connect
+
+AGENT = textwrap.dedent(
+    """
+    import json, sys
+    out = sys.stdout.buffer
+    def send(m):
+        out.write((json.dumps({"jsonrpc": "2.0", **m}) + "\\n").encode())
+    for raw in sys.stdin:
+        m = json.loads(raw)
+        if m.get("method") == "initialize":
+            send({"id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}})
+        elif m.get("method") == "session/new":
+            send({"id": m["id"], "result": {"sessionId": "s"}})
+        elif m.get("method") == "session/prompt":
+            call = {"toolCallId": "t", "title": "x", "kind": "execute"}
+            options = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
+            for n in range(N):  # all of them before reading any answer
+                send({"id": n, "method": "session/request_permission",
+                      "params": {"sessionId": "s", "toolCall": call, "options": options}})
+            out.flush()
+            waiting = set(range(N))
+            while waiting:
+                answer = json.loads(sys.stdin.readline())
+                waiting.discard(answer.get("id"))
+            send({"id": m["id"], "result": {"stopReason": "end_turn"}})
+        out.flush()
+    """
+)
+
+
+def test_a_flood_of_requests_read_by_nobody_does_not_hang_the_session(tmp_path: Path) -> None:
+    agent = tmp_path / "agent.py"
+    agent.write_text("N = 20000\n" + AGENT, encoding="utf-8")
+
+    async def main() -> tuple[str | None, list[str]]:
+        asked = anyio.Event()
+
+        async def ask_until_cancelled(query: PermissionQuery) -> None:
+            asked.set()
+            await anyio.sleep_forever()
+
+        command = [sys.executable, str(agent)]
+        async with connect(
+            command=command, cwd=tmp_path, policy="ask", ask=ask_until_cancelled
+        ) as s:
+            # The questions are never answered: the requests stay in progress, the cap is
+            # reached, and the rest are refused while the agent reads nothing.
+            async with anyio.create_task_group() as group:
+                group.start_soon(s.prompt, "go")
+                with anyio.fail_after(60):
+                    await asked.wait()
+                    while sum(p.kind == "too_many_requests" for p in s.problems) < 19_000:
+                        await anyio.sleep(0.05)
+                await s.cancel()  # the questions end cancelled, their answers go out
+                with anyio.fail_after(60):
+                    while s.projector.state.turn_state.state != "idle":
+                        await anyio.sleep(0.05)
+            return s.projector.state.turn_state.stop_reason, [p.kind for p in s.problems]
+
+    stop_reason, problems = anyio.run(main)
+    assert stop_reason == "end_turn"
+    assert "too_many_requests" in problems
