@@ -1,16 +1,26 @@
-"""The words of the capture format (``docs/captures.md``), in one place.
+"""The words of the capture format (``docs/captures.md``), in one place, and its one reader.
 
 What a capture line's ``dir`` says, the marks that stand for the live folders,
 how a ``disk`` line is read, how a request id is keyed, and where a folder's
 name counts as the folder. The recorder, the projection of a capture, the
-replay agent and the command line all speak it. Standard library only: the
+replay agent and the command line all speak it; and every one of them reads a
+capture's lines through :func:`capture_values`. Standard library only: the
 replay agent imports it in every replayed session.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+import stat
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+from . import _json
+from ._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
+from .errors import CaptureError
 
 CLIENT_TO_AGENT = "client->agent"
 AGENT_TO_CLIENT = "agent->client"
@@ -62,3 +72,140 @@ def folder_pattern(folder: str) -> re.Pattern[str]:
     ``/mnt/tmp/ws``.
     """
     return re.compile(r"(?<![\w.~-])(?:(?<=//)|(?<!/))" + re.escape(folder) + r"(?![\w.-])")
+
+
+# --- reading a capture ----------------------------------------------------------------------
+
+#: A capture file's path, or its lines (text, or values already read: kept as they are).
+CaptureSource = str | os.PathLike[str] | Iterable[Any]
+
+#: How much of a capture file one read takes.
+READ_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A capture line left out, and why (``"not JSON"``, ``"longer than N bytes"``, ...)."""
+
+    why: str
+
+
+def capture_values(
+    source: CaptureSource,
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+) -> Iterator[tuple[int, Any]]:
+    """The JSON value of each line of a capture, numbered from 1; blank lines are skipped.
+
+    A line that cannot be read is an :class:`Unreadable` in its place, with the
+    same limits as the live connection, so that a capture reads as the session
+    went: longer than ``max_line_bytes``, more than ``max_elements`` values (see
+    :func:`acp_adapters._json.count_elements`), or not JSON (``NaN`` among them).
+
+    A file is read as it goes (memory follows its longest line, not its size), and
+    cut at ``\\n`` only: a JSON string may hold U+2028 or U+0085 as they are, which
+    ``str.splitlines`` would take as line breaks. Lines given as text are taken as
+    they are; any other value (a parsed line) passes through.
+
+    :raises CaptureError: the file cannot be opened, is not a regular file (a folder,
+        a FIFO, a device), or a line of it is not UTF-8.
+    """
+    lines = _file_lines(source, max_line_bytes) if isinstance(source, str | os.PathLike) else source
+    for number, line in enumerate(lines, 1):
+        if isinstance(line, LineTooLong):
+            yield number, Unreadable(f"longer than {line.limit} bytes")
+            continue
+        if not isinstance(line, str | bytes):
+            yield number, line
+            continue
+        if isinstance(line, str):
+            if not line.strip():
+                continue
+            data = line.encode("utf-8", "surrogatepass")
+            if len(data) > max_line_bytes:
+                yield number, Unreadable(f"longer than {max_line_bytes} bytes")
+                continue
+        else:
+            if not line.strip():
+                continue
+            data = line
+            try:
+                line = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                where = f"{_shown(source)}: line {number}"
+                raise CaptureError(
+                    f"cannot read capture {where} is not UTF-8 ({exc.reason})"
+                ) from None
+        if _json.too_many_elements(data, max_elements) is not None:
+            yield number, Unreadable(f"more than {max_elements} values")
+            continue
+        try:
+            value = _json.loads(line)
+        except ValueError:
+            value = Unreadable("not JSON")
+        yield number, value
+
+
+def _shown(source: CaptureSource) -> str:
+    return repr(os.fspath(source)) if isinstance(source, str | os.PathLike) else "lines"
+
+
+def _file_lines(path: str | os.PathLike[str], max_line_bytes: int) -> Iterator[bytes | LineTooLong]:
+    """The lines of a capture file, cut at ``\\n`` only, as it is read."""
+    descriptor = open_capture(path)
+    with os.fdopen(descriptor, "rb", buffering=0) as handle:
+        splitter = LineSplitter(max_line_bytes)
+        while True:
+            try:
+                chunk = handle.read(READ_BYTES)
+            except OSError as exc:
+                raise CaptureError(f"cannot read capture {_shown(path)}: {exc}") from exc
+            if not chunk:
+                break
+            yield from splitter.feed(chunk)
+        yield from splitter.end()
+
+
+#: What a file that is not a regular one is, by its type.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def open_capture(path: str | os.PathLike[str]) -> int:
+    """A descriptor open for reading on the regular file at ``path``.
+
+    Opened without blocking (opening a FIFO would wait for a writer), then refused
+    unless it is a regular file: ``/dev/zero`` never ends, a FIFO may never write.
+
+    :raises CaptureError: it cannot be opened, or is not a regular file.
+    """
+    try:
+        descriptor = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+        )
+    except OSError as exc:
+        why = "no such file" if exc.errno == errno.ENOENT else exc.strerror or str(exc)
+        raise CaptureError(f"cannot read capture {_shown(path)}: {why}") from exc
+    except ValueError as exc:  # a NUL in the path
+        raise CaptureError(f"cannot read capture {_shown(path)}: {exc}") from exc
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next(
+                (name for test, name in _KINDS if test(mode)), "something other than a file"
+            )
+            raise CaptureError(
+                f"cannot read capture {_shown(path)}: it is {kind}, not a capture file"
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor

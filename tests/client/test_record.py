@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from acp_adapters import project_capture
+from acp_adapters.capture_format import capture_values
 from acp_adapters.transport import ConnectionClosed
 
 from .conftest import fake_agent
@@ -17,7 +18,8 @@ pytestmark = pytest.mark.anyio
 
 
 def entries(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    """A capture's lines, as the one capture reader reads them (cut at ``\n`` only)."""
+    return [value for _, value in capture_values(path)]
 
 
 def comparable(items: Any, workspace: Path) -> list[dict[str, Any]]:
@@ -147,7 +149,7 @@ async def test_disk_lines_carry_the_true_patch_and_a_broken_one_is_named(
     assert change.patch_source == "disk"
     assert comparable(project_capture(capture), workspace) == comparable(live, workspace)
 
-    lines = capture.read_text().splitlines()
+    lines = capture.read_text(encoding="utf-8").split("\n")  # a capture is cut at \n only
     (before,) = [n for n, line in enumerate(lines) if '"phase": "before"' in line]
     broken = tmp_path / "broken.jsonl"
     broken.write_text(

@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from acp_adapters import AcpAdaptersError, project_capture
+from acp_adapters.capture_format import capture_values
 from acp_adapters.client import ProtocolVersionError, Session
 from acp_adapters.replay import read_capture, recorded_answers, recorded_disk, seed_workspace
 from acp_adapters.transport import ConnectionClosed, RpcError
@@ -35,7 +36,8 @@ def status_of(path: Path) -> dict[str, Any]:
 
 
 def entries(capture: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in capture.read_text(encoding="utf-8").splitlines()]
+    """A capture's lines, as the one capture reader reads them (cut at ``\n`` only)."""
+    return [value for _, value in capture_values(capture)]
 
 
 def write_entries(capture: Path, lines: Sequence[dict[str, Any]]) -> Path:
@@ -152,12 +154,11 @@ async def drive(
     fail, and the call the agent exits in fails; no other may. Returns the methods whose
     calls failed.
     """
-    lines = capture.read_text(encoding="utf-8").splitlines()
+    lines = entries(capture)
     calls: list[tuple[int, dict[str, Any]]] = []
     answers: dict[Any, dict[str, Any]] = {}
     exit_line: int | None = None
-    for index, line in enumerate(lines):
-        entry = json.loads(line)
+    for index, entry in enumerate(lines):
         if entry["dir"] == "exit" and exit_line is None:
             exit_line = index
         message = entry.get("msg")
@@ -209,7 +210,7 @@ async def drive(
 async def _prompt_then_cancel(
     session: Session,
     prompt: list[dict[str, Any]],
-    prefix: list[str],
+    prefix: list[dict[str, Any]],
     provider: str | None,
     pm: Any,
 ) -> None:

@@ -63,18 +63,18 @@ def demo_capture() -> Iterator[Path]:
         yield path
 
 
-def read_capture(path: str | os.PathLike[str]) -> Capture:
-    """The capture's entries, in order, and the lines left out (``Capture.warnings``).
+def read_capture(path: str | os.PathLike[str], *, keep: bool = True) -> Capture:
+    """The capture's entries, in order, and the lines left out (``Capture.warnings``);
+    ``keep=False``: only the lines left out, read one line at a time.
 
-    :raises CaptureError: the file cannot be read, is not UTF-8, or has no capture line.
+    :raises CaptureError: the file is missing, cannot be read, is not a regular file
+        (``/dev/zero``, a FIFO, a folder), is not UTF-8, or has no capture line.
     """
     shown = os.fspath(path)
-    if not os.path.exists(shown):
+    if not os.path.lexists(shown):
         raise CaptureError(f"no capture at {shown!r}")
-    if os.path.isdir(shown):
-        raise CaptureError(f"{shown!r} is a folder, not a capture")
-    capture = replay.read_capture(shown)
-    if not any(entry.parts for entry in capture.entries):
+    capture = replay.read_capture(shown, keep=keep)
+    if not capture.messages:
         raise CaptureError(
             f"{shown!r} is not a capture: no line is a message "
             '({"dir": ..., "t": ..., "msg": {...}})'
@@ -129,8 +129,12 @@ def client_steps(capture: Capture) -> list[ClientStep]:
 
 
 def replay_offline(path: str | os.PathLike[str], *, provider: str | None) -> Outcome:
-    """The timeline of a capture, projected without any process."""
-    capture = read_capture(path)
+    """The timeline of a capture, projected without any process.
+
+    The capture is read twice, each time a line at a time (for its warnings, then
+    for the projection): memory follows the timeline, not the file.
+    """
+    capture = read_capture(path, keep=False)
     timeline = project_capture(path, provider=provider)
     return Outcome(
         rows=item_rows(timeline.items),

@@ -7,25 +7,23 @@ format's words are those of :mod:`acp_adapters.capture_format`.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal
 
-from .. import _json
 from ..capture_format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    CaptureSource,
+    Unreadable,
+    capture_values,
     disk_read,
 )
-from ..errors import CaptureError
 
-#: A capture file's path, or its lines.
-CaptureSource = str | os.PathLike[str] | Iterable[str]
+__all__ = ["Capture", "CaptureSource", "DiskRead", "Entry", "Part", "message_parts", "read_capture"]
 
 PartKind = Literal["request", "notification", "answer"]
 
@@ -74,6 +72,8 @@ class Capture:
     entries: list[Entry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     disk: list[DiskRead] = field(default_factory=list)
+    #: How many entries hold a JSON-RPC message (counted also when they are not kept).
+    messages: int = 0
 
 
 def message_parts(message: Any) -> tuple[Part, ...]:
@@ -90,43 +90,43 @@ def message_parts(message: Any) -> tuple[Part, ...]:
     return tuple(parts)
 
 
-def read_capture(source: CaptureSource) -> Capture:
+def read_capture(source: CaptureSource, *, keep: bool = True) -> Capture:
     """The entries of a capture file (or of its lines).
 
-    A line that is not JSON (a truncated last line among them), or not a capture
-    entry, is left out and named in ``warnings`` with its line number.
+    A line that is not JSON (a truncated last line among them), longer or holding
+    more values than the live connection reads, or not a capture entry, is left
+    out and named in ``warnings`` with its line number. ``keep=False`` keeps only
+    the warnings and the count of ``messages``: reading then holds one line at a
+    time, however large the capture.
 
-    :raises CaptureError: when the file cannot be read at all.
+    :raises CaptureError: when the file cannot be read at all (see
+        :func:`~acp_adapters.capture_format.capture_values`).
     """
-    if isinstance(source, str | os.PathLike):
-        try:
-            lines: Iterable[str] = Path(source).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CaptureError(f"cannot read capture {os.fspath(source)!r}: {exc}") from exc
-    else:
-        lines = source
     capture = Capture()
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            value = _json.loads(line)
-        except ValueError:
-            capture.warnings.append(f"line {number}: not JSON, left out")
-            continue
-        if isinstance(value, dict) and value.get("dir") == DISK_READ:
-            read = _disk_read(number, value)
-            if read is None:
-                capture.warnings.append(f"line {number}: not a disk entry, left out")
-            else:
+    for read in _read(source):
+        if isinstance(read, str):
+            capture.warnings.append(read)
+        elif isinstance(read, DiskRead):
+            if keep:
                 capture.disk.append(read)
-            continue
-        entry = _entry(number, value)
-        if isinstance(entry, str):
-            capture.warnings.append(f"line {number}: {entry}, left out")
         else:
-            capture.entries.append(entry)
+            capture.messages += bool(read.parts)
+            if keep:
+                capture.entries.append(read)
     return capture
+
+
+def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | str]:
+    """Each line of a capture as an entry, a disk read, or the warning that leaves it out."""
+    for number, value in capture_values(source):
+        if isinstance(value, Unreadable):
+            yield f"line {number}: {value.why}, left out"
+        elif isinstance(value, dict) and value.get("dir") == DISK_READ:
+            read = _disk_read(number, value)
+            yield f"line {number}: not a disk entry, left out" if read is None else read
+        else:
+            entry = _entry(number, value)
+            yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry
 
 
 def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:

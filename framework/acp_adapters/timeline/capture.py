@@ -26,21 +26,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from .. import _json
 from ..capture_format import (
     AGENT_EXIT,
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    Unreadable,
+    capture_values,
     disk_read,
     request_key,
 )
-from ..errors import CaptureError
 from ..hooks import Hooks
 from ..plugins import get_plugin_manager
 from ..providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistry
@@ -87,24 +86,13 @@ def provider_of(result: Any, registry: ProviderRegistry, hooks: Hooks) -> Provid
 
 
 def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:
-    if isinstance(source, (str, os.PathLike)):
-        try:
-            lines: Iterable[Any] = Path(source).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CaptureError(f"cannot read capture {os.fspath(source)!r}: {exc}") from exc
-    else:
-        lines = source
-    for number, line in enumerate(lines, 1):
-        if isinstance(line, dict):
-            entry: Any = line
-        else:
-            if not line.strip():
-                continue
-            try:
-                entry = _json.loads(line)
-            except ValueError:
-                problems.append(f"line {number}: not JSON")
-                continue
+    """The projectable entries of a capture, as its one line reader reads them (a file as it
+    goes, cut at ``\\n`` only, with the live connection's limits); what is left out goes to
+    ``problems``."""
+    for number, entry in capture_values(source):
+        if isinstance(entry, Unreadable):
+            problems.append(f"line {number}: {entry.why}")
+            continue
         if isinstance(entry, dict) and isinstance(entry.get("raw"), str):
             continue  # a line the agent printed that was not JSON: nothing to project
         if isinstance(entry, dict) and entry.get("dir") == AGENT_EXIT:

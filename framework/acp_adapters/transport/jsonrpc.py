@@ -9,7 +9,7 @@ so an answer or a request never overtakes the updates sent before it. A batch
 (a JSON array) is taken apart; the answers to its requests go back as one array.
 
 Every line from the agent is untrusted, and none of what follows ends the
-connection. Lines are cut at ``\n`` only. A line that is not JSON, or not a
+connection. Lines are cut at ``\\n`` only. A line that is not JSON, or not a
 message, is skipped and reported; so is a line longer than ``max_line_bytes``
 (dropped as it comes, its bytes never held whole), and one holding more than
 ``max_elements`` values (``[{},{},...]``: counted before it is parsed, in steps
