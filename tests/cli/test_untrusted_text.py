@@ -257,3 +257,75 @@ def test_the_note_of_a_replayed_error_shows_escapes(cli: Invoke, tmp_path: Path)
     note = result.stderr.splitlines()[0]
     assert note.startswith("Note: the recorded session ended with an error: model a\\x1b]0;owned")
     assert not CONTROL.search(note), repr(note)
+
+
+#: Text shown in another order than it is: "rm -rf ~ #" reads "# ~ fr- mr" under an
+#: override; embeddings, isolates and the marks move text too.
+BIDI = (
+    "ls \u202e# ~ fr- mr\u202c \u2066x\u2069 \u2067y\u2068z\u2069 "
+    "\u202a\u202b\u202d \u200e\u200f\u061c"
+)
+BIDI_SHOWN = (
+    "ls \\u202e# ~ fr- mr\\u202c \\u2066x\\u2069 \\u2067y\\u2068z\\u2069 "
+    "\\u202a\\u202b\\u202d \\u200e\\u200f\\u061c"
+)
+#: Every character that reorders text.
+REORDERING = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def test_printable_escapes_the_bidirectional_controls() -> None:
+    assert printable(BIDI) == BIDI_SHOWN
+    assert printable(printable(BIDI)) == BIDI_SHOWN
+    # Right-to-left text itself is text: only the controls are escaped.
+    assert printable("שלום مرحبا") == "שלום مرحبا"
+
+
+def _with_bidi(item: Any) -> Any:
+    """``item`` with BIDI wherever it has EVIL (the agent's strings)."""
+
+    def swap(value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(EVIL, BIDI)
+        if isinstance(value, dict):
+            return {swap(key): swap(inner) for key, inner in value.items()}
+        if isinstance(value, list | tuple):
+            return [swap(inner) for inner in value]
+        return value
+
+    return type(item).model_validate(swap(item.model_dump()))
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: f"{item.ordinal}-{item.kind}")
+def test_every_agent_string_of_a_block_shows_bidirectional_controls_escaped(item: Any) -> None:
+    block = Renderer(roots=("/ws",)).block(item_row(_with_bidi(item)))
+    assert not REORDERING.search(block), repr(block)
+    assert BIDI_SHOWN in _only_our_styles(block)
+
+
+def test_json_output_escapes_what_a_terminal_acts_on_and_reads_back_the_same() -> None:
+    text = f"{BIDI} \x9b31m \x7f \x85 \u2028 \u2029 é"
+    rows = [item_row(AssistantMessageItem(text=text))]
+    written = dumps(rows)
+    assert not REORDERING.search(written)
+    assert not re.search("[\x7f-\x9f\u2028\u2029]", written), repr(written)
+    assert json.loads(written)[0]["text"] == text
+    assert "\\u202e# ~ fr- mr\\u202c" in written
+    assert "\\u009b31m" in written
+    assert " é" in written  # other text as it is
+
+
+def test_a_replay_shows_a_reordered_command_escaped(cli: Invoke, tmp_path: Path) -> None:
+    command = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "t1",
+        "title": BIDI,
+        "kind": "execute",
+        "status": "completed",
+        "rawInput": {"command": BIDI},
+    }
+    capture = _capture(tmp_path, _message(BIDI), command)
+    for output in ("text", "json"):
+        result = cli("replay", "--offline", "--format", output, str(capture), color=True)
+        assert result.exit_code == 0, result.stderr
+        assert not REORDERING.search(result.stdout), repr(result.stdout)
+    assert BIDI_SHOWN in cli("replay", "--offline", str(capture)).stdout

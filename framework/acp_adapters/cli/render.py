@@ -17,8 +17,10 @@ the patch's ``---``/``+++`` lines alike.
 
 What the agent (or a capture) wrote goes through :func:`printable` before it is
 styled: its control characters are shown as escapes, so that an agent's text
-cannot move the cursor, clear the screen or set the terminal's title, while
-this module's own colours still work.
+cannot move the cursor, clear the screen or set the terminal's title, nor, with
+the bidirectional controls, show its text in another order than it is (a
+command that reads harmless and runs otherwise), while this module's own colours
+still work.
 """
 
 from __future__ import annotations
@@ -43,9 +45,14 @@ _STATUS_COLOURS = {
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[>]", "pending": "[ ]"}
 #: The kinds whose text the streaming output writes as it arrives.
 STREAMED_KINDS = ("assistant_message", "reasoning")
+#: The characters that change the order text is shown in, not its content: the
+#: embeddings and overrides (U+202A-U+202E), the isolates (U+2066-U+2069), and the
+#: marks (U+200E, U+200F, U+061C). A character class's body (see :data:`_CONTROLS`).
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 #: What a terminal acts on rather than shows: C0 controls but the line break and the
-#: tab, DEL, and C1 controls (an ``\x9b`` starts a command as ``ESC [`` does).
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: tab, DEL, C1 controls (an ``\x9b`` starts a command as ``ESC [`` does), and the
+#: bidirectional controls.
+_CONTROLS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}]")
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 
@@ -53,9 +60,10 @@ def printable(text: str) -> str:
     r"""``text`` as it is safe to print on a terminal: the same text, controls shown as escapes.
 
     A control character is written as Python writes it in a string (``\x1b`` for
-    ESC, ``\r`` for a carriage return, ``\x9b``); line breaks and tabs stay as
-    they are. A lone surrogate (JSON can carry one, UTF-8 cannot) becomes U+FFFD,
-    and a surrogate pair sent as two halves becomes its one character.
+    ESC, ``\r`` for a carriage return, ``\x9b``, ``\u202e`` for a right-to-left
+    override); line breaks and tabs stay as they are. A lone surrogate (JSON can
+    carry one, UTF-8 cannot) becomes U+FFFD, and a surrogate pair sent as two halves
+    becomes its one character.
     """
     if _SURROGATES.search(text):
         text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
@@ -64,7 +72,10 @@ def printable(text: str) -> str:
 
 def _escape(control: re.Match[str]) -> str:
     char = control.group()
-    return "\\r" if char == "\r" else f"\\x{ord(char):02x}"
+    if char == "\r":
+        return "\\r"
+    code = ord(char)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
 def printable_value(value: Any) -> Any:

@@ -32,6 +32,7 @@ from ..timeline.items import (
     ToolItemBase,
     UserMessageItem,
 )
+from .render import BIDI_CONTROLS
 
 #: The fields of a row, in the order they are printed.
 FIELDS = (
@@ -160,19 +161,23 @@ def item_rows(items: list[TimelineItem]) -> list[dict[str, Any]]:
     return [item_row(item) for item in sorted(items, key=lambda item: item.ordinal)]
 
 
-#: A surrogate, alone in a string (JSON can carry one, UTF-8 cannot).
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: What ``--format json`` writes as a ``\\uXXXX`` escape though ``json`` writes it as it
+#: is: a surrogate, alone in a string (JSON can carry one, UTF-8 cannot); DEL and the C1
+#: controls and the bidirectional ones, which a terminal acts on (``json`` escapes only
+#: C0); and U+0085, U+2028, U+2029, which some readers take for line breaks.
+_ESCAPED = re.compile(f"[\\ud800-\\udfff\\x7f-\\x9f{BIDI_CONTROLS}\\u2028\\u2029]")
 
 
 def dumps(rows: list[dict[str, Any]]) -> str:
-    """Rows as the JSON array ``--format json`` prints: text as it is, lone surrogates escaped.
+    """Rows as the JSON array ``--format json`` prints: text as it is, but what a terminal
+    would act on (or UTF-8 cannot hold) escaped.
 
-    Written as ``\\uXXXX``, a lone surrogate reads back as the same string, and the
-    output stays UTF-8 (printing it as it is would fail). Outside strings, JSON text
-    is ASCII, so every surrogate of the text is inside a string.
+    Written as ``\\uXXXX``, such a character reads back as the same string: the data is
+    the same, and the output stays UTF-8 and safe to print. Outside strings, JSON text
+    is ASCII, so every such character of the text is inside a string.
     """
     text = json.dumps(rows, indent=2, ensure_ascii=False)
-    return _SURROGATE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return _ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
