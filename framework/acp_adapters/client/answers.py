@@ -34,7 +34,7 @@ from ..permissions import (
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
 from ..runtime import DiffV1, DiffV2
 from ..runtime.commands import command_argv, command_line
-from ..transport import METHOD_NOT_FOUND, Problem, RpcError
+from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
 from .terminals import Terminals
 from .workspace import FORBIDDEN, MissingFileRead, Workspace
@@ -49,6 +49,8 @@ DiskPhase = Literal["before", "after"]
 AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
 ElicitCallback = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 
+#: A read answer this large (characters) is written before the next file is read.
+LARGE_READ_CHARS = 1024 * 1024
 #: Files larger than this are not read around edits.
 DISK_READ_LIMIT = 8 * 1024 * 1024
 
@@ -120,6 +122,8 @@ class AgentRequests:
         #: Allowed by the application through a permission request, not yet used.
         self._grants: list[_Grant] = []
         self._actions = count(1)
+        #: Held while a large file is read and its answer written (see :meth:`_read`).
+        self._large_read = anyio.Lock()
 
     def start(self, task_group: TaskGroup) -> None:
         """The session runs: its terminals can be made."""
@@ -240,7 +244,7 @@ class AgentRequests:
         if method == "elicitation/create":
             return await self._elicitation(wire, version)
         if method == "fs/read_text_file":
-            return self._read(wire)
+            return await self._read(wire, request_id)
         if method == "fs/write_text_file":
             return await self._write(wire)
         if method == "terminal/create":
@@ -368,7 +372,19 @@ class AgentRequests:
 
     # --- files --------------------------------------------------------------------------------
 
-    def _read(self, params: Any) -> dict[str, Any]:
+    async def _read(self, params: Any, request_id: Any) -> dict[str, Any]:
+        """Answer ``fs/read_text_file``. Reads of large files go one at a time, each answer
+        written before the next file is read: twenty pipelined reads of a 30 MiB file hold
+        one copy at a time, not twenty, whether or not the agent reads its answers."""
+        async with self._large_read:
+            content = self._read_now(params)
+            if len(content) >= LARGE_READ_CHARS and await self.session.connection.answer_now(
+                request_id, {"content": content}
+            ):
+                raise AnswerSent
+        return {"content": content}
+
+    def _read_now(self, params: Any) -> str:
         if not isinstance(params, dict):
             raise RpcError(INVALID_PARAMS, "fs/read_text_file needs params")
         session = self.session
@@ -386,7 +402,7 @@ class AgentRequests:
             raise
         if isinstance(path, str) and params.get("line") is None and params.get("limit") is None:
             session.projector.file_read(path, content, time.time())
-        return {"content": content}
+        return content
 
     async def _write(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):

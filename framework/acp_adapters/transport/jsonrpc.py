@@ -106,6 +106,10 @@ class RpcError(AcpAdaptersError):
         return error
 
 
+class AnswerSent(Exception):
+    """Raised by a request handler that sent its answer itself (:meth:`Connection.answer_now`)."""
+
+
 class ConnectionClosed(AcpAdaptersError):
     """The agent went away (exited, crashed, or closed its output) while requests were pending.
 
@@ -203,6 +207,8 @@ class Connection:
         self._ids = count(1)
         self._pending: dict[tuple[str, Any], _Pending] = {}
         self._handling: dict[tuple[str, Any], anyio.CancelScope] = {}
+        #: The agent's requests in progress that came in a batch.
+        self._batched: set[tuple[str, Any] | None] = set()
         self._write_lock = anyio.Lock()
         #: Answers the writer task sends (see :meth:`send_soon`), whether it runs, and what
         #: the dispatcher waits for when too many wait.
@@ -398,6 +404,8 @@ class Connection:
             return
         assert self._task_group is not None
         self._in_progress += 1
+        if batch is not None:
+            self._batched.add(_key(request_id))
         self._task_group.start_soon(self._answer, request_id, method, message.get("params"), batch)
 
     async def _refuse(self, request_id: Any, code: int, reason: str, batch: _Batch | None) -> None:
@@ -450,6 +458,10 @@ class Connection:
                 self._handling[key] = scope
             try:
                 response["result"] = await self._on_request(method, params, request_id)
+            except AnswerSent:
+                if key is not None:
+                    self._handling.pop(key, None)
+                return
             except RpcError as error:
                 response["error"] = error.to_wire()
             except Exception as exc:  # a bug in a handler must not end the connection
@@ -460,6 +472,7 @@ class Connection:
             response["error"] = {"code": REQUEST_CANCELLED, "message": "request cancelled"}
         if key is not None:
             self._handling.pop(key, None)
+            self._batched.discard(key)
         try:
             data = self._encode(response)
         except ValueError as exc:  # NaN in a handler's result: JSON has no such number
@@ -508,6 +521,22 @@ class Connection:
         if params is not None:
             message["params"] = params
         await self._write(message)
+
+    async def answer_now(self, request_id: Any, result: Any) -> bool:
+        """Send the answer to one of the agent's requests from inside its handler, which then
+        raises :class:`AnswerSent`; False (nothing sent) for a request of a batch, whose
+        answer goes out with the batch's.
+
+        For an answer too large to keep waiting: a handler that holds a lock until its answer
+        is written bounds how many such answers are in memory at once.
+        """
+        key = _key(request_id)
+        if key is None or key in self._batched:
+            return False
+        response = {"jsonrpc": "2.0", "id": request_id, "result": result}
+        with contextlib.suppress(ConnectionClosed):  # the agent is gone: no one to answer
+            await self._write(response)
+        return True
 
     async def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
         """Send a request and wait for its answer.
