@@ -15,7 +15,13 @@ import pytest
 from acp_adapters import AcpAdaptersError, project_capture
 from acp_adapters.capture_format import capture_values
 from acp_adapters.client import ProtocolVersionError, Session
-from acp_adapters.replay import read_capture, recorded_answers, recorded_disk, seed_workspace
+from acp_adapters.replay import (
+    RecordedTerminals,
+    read_capture,
+    recorded_answers,
+    recorded_disk,
+    seed_workspace,
+)
 from acp_adapters.transport import ConnectionClosed, RpcError
 from contract.scenarios import Scenario
 
@@ -122,6 +128,8 @@ async def play(
             else False,
             policy="ask",
             ask=recorded_answers(scenario.path),
+            # The capture's commands never run: its terminals answer as recorded.
+            terminals=RecordedTerminals(scenario.path),
             new_session=False,
             protocol=protocol,
             pm=pm,

@@ -10,8 +10,11 @@ the files the capture started from:
   asking for the version the capture asked for, ``session/new``, prompts,
   ``session/cancel``, ...), each sent once the agent has sent what the capture
   shows before it, so that a cancel lands inside its turn;
-* permission requests answered as the capture answered them; the agent's other
-  requests (files, terminals) answered by this client, as in any session.
+* permission requests answered as the capture answered them; the agent's file
+  requests answered by this client, as in any session, inside the temporary folder
+  only (the session's confinement refuses any path out of it);
+* the agent's terminals answered from the capture (:class:`RecordedTerminals`): a
+  replay runs no command a capture holds.
 
 The folder is written ``<workspace>`` in the output, as captures write it.
 """
@@ -39,6 +42,7 @@ from ..errors import AcpAdaptersError, CaptureError
 from ..replay import (
     DEFAULT_TIMEOUT,
     Capture,
+    RecordedTerminals,
     RequestKey,
     recorded_answers,
     recorded_disk,
@@ -186,6 +190,7 @@ async def replay_live(
             str(capture),
         ]
         player = _Player(steps, timeout)
+        terminals = RecordedTerminals(capture)  # the capture's commands never run
         try:
             async with connect(
                 provider,
@@ -200,6 +205,7 @@ async def replay_live(
                 # capture's client read, if it recorded them.
                 disk_patches=recorded_disk(capture, workspace) if read.disk else False,
                 observe=player.observe,
+                terminals=terminals,
             ) as session:
                 await player.play(session)
                 timeline = session.timeline
@@ -216,7 +222,7 @@ async def replay_live(
         version=timeline.version,
         stop_reason=stop_reason,
         ended=" ".join(str(portable(str(failure), workspace)).split()) if failure else None,
-        skipped=read.warnings,
+        skipped=[*read.warnings, *terminals.warnings],
     )
 
 

@@ -9,7 +9,9 @@ the capture format and both match modes. From Python:
 * :func:`workspace_files`, :func:`seed_workspace`: the files the capture found, for a
   fresh folder to replay in;
 * :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded;
-* :func:`recorded_disk`: a ``disk_patches`` reader reading the files as recorded.
+* :func:`recorded_disk`: a ``disk_patches`` reader reading the files as recorded;
+* :class:`RecordedTerminals`: a ``terminals`` backend answering as recorded, running
+  nothing.
 
 The replay agent is a subprocess of every replayed session: this package uses the
 standard library only.
@@ -32,6 +34,7 @@ from .agent import (
 )
 from .helpers import recorded_answers, recorded_disk, seed_workspace, workspace_files
 from .matching import ANY, Mismatch, compare, fill_marks
+from .terminals import RecordedTerminals
 
 __all__ = [
     "ANY",
@@ -49,6 +52,7 @@ __all__ = [
     "Entry",
     "MatchMode",
     "Mismatch",
+    "RecordedTerminals",
     "RequestKey",
     "compare",
     "fill_marks",

@@ -3,8 +3,9 @@
 A replayed session runs in a fresh folder, with a live client that really reads
 files and asks permission. For it to follow the recording, the folder must hold
 the files as the recorded agent found them (:func:`workspace_files`,
-:func:`seed_workspace`), and permission requests must be answered as the
-recorded client answered them (:func:`recorded_answers`).
+:func:`seed_workspace`), permission requests must be answered as the recorded
+client answered them (:func:`recorded_answers`), and terminals as the recorded
+client's did, without running anything (:class:`~.terminals.RecordedTerminals`).
 """
 
 from __future__ import annotations
@@ -100,15 +101,22 @@ def recorded_answers(capture: CaptureSource) -> RecordedAsk:
     Each live request gets the option id the recorded client selected (None where it
     cancelled or answered with an error): the recorded request for the same tool call
     id, else the next recorded one not used yet.
+
+    A question about what the client itself would do (``query.action``: run a command,
+    write a file) is not in the capture: the recorded client did it. It is answered
+    ``"allow"``, as the recorded client allowed it, for in a replay that harms
+    nothing: commands go to the replay's terminals (:class:`~.terminals.RecordedTerminals`
+    runs none) and writes land in the replay's scratch folder. A write outside the
+    session's folders is answered ``"reject"`` (the folder confinement would refuse it
+    anyway).
     """
     answers = _permission_answers(capture)
     used = [False] * len(answers)
 
     async def ask(query: PermissionQuery) -> str | None:
         if query.action is not None:
-            # A command or write the client would perform: a replay runs nothing for real
-            # (its terminals answer from the capture) and writes only into its own folder.
-            return "allow"
+            outside = query.action.kind == "write" and not query.action.inside
+            return "reject" if outside else "allow"
         call_id = query.tool_call.id if query.tool_call is not None else None
         unused = [index for index, is_used in enumerate(used) if not is_used]
         same_call = [
