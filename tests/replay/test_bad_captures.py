@@ -301,3 +301,32 @@ async def test_a_lone_surrogate_in_a_capture_is_played(
     async with connect(command=replay(basic_capture), cwd=replay_workspace) as session:
         turn = await session.prompt("hello")
     assert turn.items[-1].text == "half a pair: \ud800"  # type: ignore[union-attr]
+
+
+def test_the_replay_reads_a_long_line_of_the_client_in_one_pass() -> None:
+    """The client's answer to an ``fs/read_text_file`` may carry a 32 MiB file: the replay
+    agent's input is cut as the live connection cuts lines, each chunk looked at once (it
+    was split again whole at every 64 KiB read: 12 s for 48 MiB)."""
+    import os
+    import threading
+    import time
+
+    from acp_adapters.replay._pipes import Input, NotJson
+
+    content = "x" * (48 << 20)
+    answer = {"jsonrpc": "2.0", "id": 1, "result": {"content": content}}
+    too_long = b"y" * (51 << 20)
+    read, write = os.pipe()
+
+    def client() -> None:
+        with os.fdopen(write, "wb") as pipe:
+            pipe.write((json.dumps(answer) + "\n").encode() + too_long + b"\n{}\n")
+
+    started = time.monotonic()
+    threading.Thread(target=client, daemon=True).start()
+    stdin = Input(read)
+    assert stdin.get(started + 60) == answer
+    assert isinstance(stdin.get(started + 60), NotJson)  # longer than the live limit
+    assert stdin.get(started + 60) == {}
+    assert time.monotonic() - started < 5
+    os.close(read)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import _json
+from .._json import LineSplitter, LineTooLong
 
 #: How many bytes one read takes from the client's pipe at most.
 READ_BYTES = 65536
@@ -48,7 +49,9 @@ class Input:
         threading.Thread(target=self._read, name="replay-stdin", daemon=True).start()
 
     def _read(self) -> None:
-        buffer = b""
+        # Cut as the live connection cuts the agent's lines: at \n only, each chunk looked
+        # at once (a 30 MiB answer in 64 KiB reads is not split again at every read).
+        splitter = LineSplitter()
         while True:
             try:
                 chunk = os.read(self._fd, READ_BYTES)
@@ -56,14 +59,16 @@ class Input:
                 chunk = b""
             if not chunk:
                 break
-            buffer += chunk
-            *lines, buffer = buffer.split(b"\n")
-            for line in lines:
+            for line in splitter.feed(chunk):
                 self._put_line(line)
-        self._put_line(buffer)
+        for line in splitter.end():
+            self._put_line(line)
         self._queue.put(END_OF_INPUT)
 
-    def _put_line(self, line: bytes) -> None:
+    def _put_line(self, line: bytes | LineTooLong) -> None:
+        if isinstance(line, LineTooLong):
+            self._queue.put(NotJson(f"(a line longer than {line.limit} bytes)"))
+            return
         text = line.decode("utf-8", errors="replace").strip()
         if not text:
             return
