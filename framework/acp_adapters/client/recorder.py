@@ -4,6 +4,11 @@ Each message is written as it goes, one JSON object a line, and flushed: when
 the agent or the application crashes, everything received before is on disk.
 Paths are made portable: the session's folder becomes ``<workspace>`` and the
 home folder ``<home>``, wherever they appear in a string.
+
+Each line is written by :func:`acp_adapters._json.dumps`, which escapes U+2028,
+U+2029 and U+0085: an agent's text holding them stays on its line for every reader
+(``str.splitlines`` would cut there, and read what follows as a capture line of
+its own), and no line holds ``NaN`` (none is read).
 """
 
 from __future__ import annotations
