@@ -152,7 +152,13 @@ class Renderer:
         if kind == "file_change":
             return self._file_change(row)
         if kind == "command_execution":
-            lines = [click.style(f"$ {row['command'] or row['title'] or '(command)'}", bold=True)]
+            shown = row["command"] or row["client_command"] or row["title"] or "(command)"
+            lines = [click.style(f"$ {shown}", bold=True)]
+            if row["client_command"] and row["client_command"] != shown:
+                # What the agent said it runs is not what the client ran: show both.
+                lines.append(click.style(f"ran: {row['client_command']}", bold=True))
+            if row["refused"]:
+                lines.append(click.style(f"refused: {row['refused']}", fg="red"))
             lines += _text_lines(row["output"])
             if row["exit_code"] is not None:
                 colour = "green" if row["exit_code"] == 0 else "red"

@@ -61,6 +61,8 @@ FIELDS = (
     "cwd",
     "output",
     "exit_code",
+    "client_command",
+    "refused",
     "input",
     "entries",
     "outcome",
@@ -98,6 +100,8 @@ def item_row(item: TimelineItem) -> dict[str, Any]:
         "cwd": None,
         "output": None,
         "exit_code": None,
+        "client_command": None,
+        "refused": None,
         "input": None,
         "entries": [],
         "outcome": None,
@@ -125,7 +129,14 @@ def item_row(item: TimelineItem) -> dict[str, Any]:
             patch_note=item.patch_note,
         )
     elif isinstance(item, CommandExecutionItem):
-        row.update(command=item.command, cwd=item.cwd, output=item.output, exit_code=item.exit_code)
+        row.update(
+            command=item.command,
+            cwd=item.cwd,
+            output=item.output,
+            exit_code=item.exit_code,
+            client_command=item.client_command,
+            refused=item.refused,
+        )
     elif isinstance(item, FileReadItem):
         row["paths"] = list(item.paths)
     elif isinstance(item, SearchItem):
