@@ -7,39 +7,12 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_adapters.transport import Connection, ConnectionClosed
 from acp_adapters.transport.jsonrpc import INBOX_MESSAGES
+from byte_streams import Chunks, Sink
 
 pytestmark = pytest.mark.anyio
-
-
-class Chunks(ByteReceiveStream):
-    """An agent's output: these chunks, then its end."""
-
-    def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = list(chunks)
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        await anyio.lowlevel.checkpoint()
-        if not self.chunks:
-            raise anyio.EndOfStream
-        return self.chunks.pop(0)
-
-    async def aclose(self) -> None:
-        self.chunks.clear()
-
-
-class Sink(ByteSendStream):
-    def __init__(self) -> None:
-        self.sent = bytearray()
-
-    async def send(self, item: bytes) -> None:
-        self.sent += item
-
-    async def aclose(self) -> None:
-        pass
 
 
 def note(index: int) -> bytes:

@@ -7,46 +7,30 @@ gets to read them: the session would hang for good.
 
 from __future__ import annotations
 
-import sys
-import textwrap
 from pathlib import Path
 
 import anyio
 
 from acp_adapters import PermissionQuery, connect
 
-AGENT = textwrap.dedent(
-    """
-    import json, sys
-    out = sys.stdout.buffer
-    def send(m):
-        out.write((json.dumps({"jsonrpc": "2.0", **m}) + "\\n").encode())
-    for raw in sys.stdin:
-        m = json.loads(raw)
-        if m.get("method") == "initialize":
-            send({"id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}})
-        elif m.get("method") == "session/new":
-            send({"id": m["id"], "result": {"sessionId": "s"}})
-        elif m.get("method") == "session/prompt":
-            call = {"toolCallId": "t", "title": "x", "kind": "execute"}
-            options = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
-            for n in range(N):  # all of them before reading any answer
-                send({"id": n, "method": "session/request_permission",
-                      "params": {"sessionId": "s", "toolCall": call, "options": options}})
-            out.flush()
-            waiting = set(range(N))
-            while waiting:
-                answer = json.loads(sys.stdin.readline())
-                waiting.discard(answer.get("id"))
-            send({"id": m["id"], "result": {"stopReason": "end_turn"}})
-        out.flush()
-    """
-)
+from .scripts import pipelining_agent
+
+FLOOD = """
+def ON_PROMPT(send, read):
+    call = {"toolCallId": "t", "title": "x", "kind": "execute"}
+    options = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
+    for n in range(20000):  # all of them before reading any answer
+        send({"id": n, "method": "session/request_permission",
+              "params": {"sessionId": "s", "toolCall": call, "options": options}})
+    out.flush()
+    waiting = set(range(20000))
+    while waiting:
+        waiting.discard(read().get("id"))
+"""
 
 
 def test_a_flood_of_requests_read_by_nobody_does_not_hang_the_session(tmp_path: Path) -> None:
-    agent = tmp_path / "agent.py"
-    agent.write_text("N = 20000\n" + AGENT, encoding="utf-8")
+    command = pipelining_agent(tmp_path, FLOOD)
 
     async def main() -> tuple[str | None, list[str]]:
         asked = anyio.Event()
@@ -55,7 +39,6 @@ def test_a_flood_of_requests_read_by_nobody_does_not_hang_the_session(tmp_path: 
             asked.set()
             await anyio.sleep_forever()
 
-        command = [sys.executable, str(agent)]
         async with connect(
             command=command, cwd=tmp_path, policy="ask", ask=ask_until_cancelled
         ) as s:

@@ -16,7 +16,7 @@ from acp_adapters import connect
 from acp_adapters.runtime import FileEvent, Reducer, SessionState
 from acp_adapters.runtime.model import FileStore, content_digest
 
-from .scripts import Script
+from .scripts import Script, pipelining_agent
 
 MIB = 1024 * 1024
 
@@ -170,41 +170,25 @@ def test_a_live_agent_reading_one_file_over_and_over_costs_one_copy(tmp_path: Pa
 
 
 PIPELINED_READS = """
-import json, sys
-out = sys.stdout.buffer
-def send(m):
-    out.write((json.dumps({"jsonrpc": "2.0", **m}) + "\\n").encode())
-for raw in sys.stdin:
-    m = json.loads(raw)
-    if m.get("method") == "initialize":
-        send({"id": m["id"], "result": {"protocolVersion": 1, "agentCapabilities": {}}})
-    elif m.get("method") == "session/new":
-        send({"id": m["id"], "result": {"sessionId": "s"}})
-    elif m.get("method") == "session/prompt":
-        for n in range(20):  # every read asked before any answer is read
-            send({"id": n, "method": "fs/read_text_file",
-                  "params": {"sessionId": "s", "path": PATH}})
-        out.flush()
-        waiting = set(range(20))
-        while waiting:
-            waiting.discard(json.loads(sys.stdin.readline()).get("id"))
-        send({"id": m["id"], "result": {"stopReason": "end_turn"}})
+def ON_PROMPT(send, read):
+    for n in range(20):  # every read asked before any answer is read
+        send({"id": n, "method": "fs/read_text_file", "params": {"sessionId": "s", "path": PATH}})
     out.flush()
+    waiting = set(range(20))
+    while waiting:
+        waiting.discard(read().get("id"))
 """
 
 
 def test_pipelined_reads_of_a_large_file_hold_one_answer_at_a_time(tmp_path: Path) -> None:
     """20 reads of an 8 MiB file asked at once: the answers are not all in memory together."""
-    import sys
     import tracemalloc
 
     big = tmp_path / "big.txt"
     big.write_text("b" * (8 * MIB), encoding="utf-8")
-    agent = tmp_path / "agent.py"
-    agent.write_text(f"PATH = {str(big)!r}\n" + PIPELINED_READS, encoding="utf-8")
+    command = pipelining_agent(tmp_path, f"PATH = {str(big)!r}\n" + PIPELINED_READS)
 
     async def main() -> str | None:
-        command = [sys.executable, str(agent)]
         async with connect(command=command, cwd=tmp_path, policy="read-only") as session:
             with anyio.fail_after(60):
                 return (await session.prompt("go")).stop_reason

@@ -9,52 +9,15 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from acp_adapters import _json
 from acp_adapters.transport import Connection, Problem
 from acp_adapters.transport.jsonrpc import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_PENDING_REQUESTS
+from byte_streams import Chunks, Sink
 
 pytestmark = pytest.mark.anyio
 
 Handler = Callable[[str, Any, Any], Awaitable[Any]]
-
-
-class Output(ByteReceiveStream):
-    """The agent's output: these chunks, then its end."""
-
-    def __init__(self, chunks: list[bytes]) -> None:
-        self.chunks = list(chunks)
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        await anyio.lowlevel.checkpoint()
-        if not self.chunks:
-            raise anyio.EndOfStream
-        return self.chunks.pop(0)
-
-    async def aclose(self) -> None:
-        self.chunks.clear()
-
-
-class Input(ByteSendStream):
-    """The agent's input: what the client wrote to it."""
-
-    def __init__(self) -> None:
-        self.sent = bytearray()
-
-    async def send(self, item: bytes) -> None:
-        self.sent += item
-
-    async def aclose(self) -> None:
-        pass
-
-    def messages(self) -> list[Any]:
-        """Every line written, read as strict JSON (NaN and Infinity are refused)."""
-
-        def refuse(word: str) -> Any:
-            raise AssertionError(f"the client wrote {word}, which is not JSON")
-
-        return [json.loads(line, parse_constant=refuse) for line in self.sent.splitlines()]
 
 
 async def echo(method: str, params: Any, request_id: Any) -> Any:
@@ -73,7 +36,7 @@ async def serve(
     **options: Any,
 ) -> tuple[list[Any], list[Problem]]:
     """Serve the agent's ``chunks`` to their end; what the client answered, and the problems."""
-    sink = Input()
+    sink = Sink()
     problems: list[Problem] = []
 
     async def on_notification(method: str, params: Any) -> None:
@@ -81,7 +44,7 @@ async def serve(
             notes.append((method, params))
 
     connection = Connection(
-        Output(chunks),
+        Chunks(chunks),
         sink,
         on_request=on_request,
         on_notification=on_notification,
@@ -185,8 +148,8 @@ async def test_an_answer_a_handler_cannot_write_as_json_is_an_internal_error() -
 
 
 async def test_a_request_with_nan_in_its_params_is_not_sent() -> None:
-    sink = Input()
-    connection = Connection(Output([]), sink, on_request=echo, on_notification=ignore)
+    sink = Sink()
+    connection = Connection(Chunks([]), sink, on_request=echo, on_notification=ignore)
     async with anyio.create_task_group() as task_group:
         with pytest.raises(ValueError, match="not JSON compliant"):
             await connection.request("session/prompt", {"x": float("nan")})
@@ -269,7 +232,7 @@ async def test_counting_a_long_line_lets_the_other_tasks_run() -> None:
             ticks += 1
             await anyio.lowlevel.checkpoint()
 
-    class Start(Output):
+    class Start(Chunks):
         async def receive(self, max_bytes: int = 65536) -> bytes:
             if self.chunks:
                 counting.set()
@@ -277,7 +240,7 @@ async def test_counting_a_long_line_lets_the_other_tasks_run() -> None:
 
     connection = Connection(
         Start([bomb(DEFAULT_MAX_ELEMENTS * 2)]),  # one chunk: no read in between
-        Input(),
+        Sink(),
         on_request=echo,
         on_notification=ignore,
     )
@@ -321,8 +284,8 @@ async def test_requests_past_the_limit_are_refused_at_once_without_a_task() -> N
         line(json.dumps({"jsonrpc": "2.0", "id": i, "method": "session/request_permission"}))
         for i in range(total)
     )
-    sink = Input()
-    connection = Connection(Output([flood]), sink, on_request=on_request, on_notification=ignore)
+    sink = Sink()
+    connection = Connection(Chunks([flood]), sink, on_request=on_request, on_notification=ignore)
     async with anyio.create_task_group() as task_group:
         await connection.serve(task_group)
         await anyio.wait_all_tasks_blocked()
@@ -348,7 +311,7 @@ async def test_a_request_after_the_flood_drained_is_handled_again() -> None:
             await gate.wait()
         return {}
 
-    class Paced(Output):
+    class Paced(Chunks):
         """The second request comes only once the first was answered."""
 
         async def receive(self, max_bytes: int = 65536) -> bytes:
@@ -363,7 +326,7 @@ async def test_a_request_after_the_flood_drained_is_handled_again() -> None:
     first = line('{"jsonrpc":"2.0","id":"first","method":"m"}')
     refused = line('{"jsonrpc":"2.0","id":"refused","method":"m"}')
     again = line('{"jsonrpc":"2.0","id":"again","method":"m"}')
-    sink = Input()
+    sink = Sink()
     connection = Connection(
         Paced([first + refused, again]),
         sink,

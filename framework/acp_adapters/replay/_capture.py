@@ -7,7 +7,7 @@ format's words are those of :mod:`acp_adapters.capture_format`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,12 +18,23 @@ from ..capture_format import (
     CLIENT_TO_AGENT,
     DISK_READ,
     CaptureSource,
+    RequestKey,
     Unreadable,
     capture_values,
     disk_read,
+    request_key,
 )
 
-__all__ = ["Capture", "CaptureSource", "DiskRead", "Entry", "Part", "message_parts", "read_capture"]
+__all__ = [
+    "Capture",
+    "CaptureSource",
+    "DiskRead",
+    "Entry",
+    "Part",
+    "agent_requests",
+    "message_parts",
+    "read_capture",
+]
 
 PartKind = Literal["request", "notification", "answer"]
 
@@ -114,6 +125,27 @@ def read_capture(source: CaptureSource, *, keep: bool = True) -> Capture:
             if keep:
                 capture.entries.append(read)
     return capture
+
+
+def agent_requests(
+    source: CaptureSource, methods: Collection[str]
+) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    """The capture's requests from its agent of ``methods``, in order, each with the
+    recorded client's answer to it (None where it never answered)."""
+    found: list[tuple[dict[str, Any], dict[str, Any] | None]] = []
+    asked: dict[RequestKey, int] = {}
+    for entry in read_capture(source).entries:
+        for part in entry.parts:
+            message = part.message
+            if entry.direction == AGENT_TO_CLIENT and part.kind == "request":
+                if part.method in methods:
+                    asked[request_key(message["id"])] = len(found)
+                    found.append((message, None))
+            elif entry.direction == CLIENT_TO_AGENT and part.kind == "answer":
+                index = asked.pop(request_key(message["id"]), None)
+                if index is not None:
+                    found[index] = (found[index][0], message)
+    return found
 
 
 def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | str]:

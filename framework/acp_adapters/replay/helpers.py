@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK, request_key
-from ._capture import CaptureSource, read_capture
+from ._capture import CaptureSource, agent_requests, read_capture
 
 if TYPE_CHECKING:
     from ..permissions import PermissionQuery
@@ -160,23 +160,10 @@ def recorded_disk(capture: CaptureSource, folder: str | os.PathLike[str]) -> Rec
 
 def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:
     """Each recorded permission request, in order: its tool call id and the option selected."""
-    asked: dict[Any, int] = {}
-    answers: list[tuple[str | None, str | None]] = []
-    for entry in read_capture(capture).entries:
-        for part in entry.parts:
-            message = part.message
-            if (
-                entry.direction == AGENT_TO_CLIENT
-                and part.kind == "request"
-                and part.method == "session/request_permission"
-            ):
-                asked[request_key(message["id"])] = len(answers)
-                answers.append((_tool_call_id(message.get("params")), None))
-            elif entry.direction == CLIENT_TO_AGENT and part.kind == "answer":
-                index = asked.pop(request_key(message["id"]), None)
-                if index is not None:
-                    answers[index] = (answers[index][0], _selected(message.get("result")))
-    return answers
+    return [
+        (_tool_call_id(request.get("params")), _selected(answer.get("result") if answer else None))
+        for request, answer in agent_requests(capture, ("session/request_permission",))
+    ]
 
 
 def _tool_call_id(params: Any) -> str | None:

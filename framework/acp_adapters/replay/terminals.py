@@ -18,8 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, RequestKey, request_key
-from ._capture import CaptureSource, read_capture
+from ._capture import CaptureSource, agent_requests
 from .matching import fill_marks
 
 if TYPE_CHECKING:
@@ -139,24 +138,12 @@ class RecordedTerminals:
 def _recorded_terminals(capture: CaptureSource) -> list[_Recorded]:
     """The capture's ``terminal/*`` requests from its agent, in order, with the answers."""
     recorded: list[_Recorded] = []
-    asked: dict[RequestKey, _Recorded] = {}
-    for entry in read_capture(capture).entries:
-        for part in entry.parts:
-            message = part.message
-            if (
-                entry.direction == AGENT_TO_CLIENT
-                and part.kind == "request"
-                and part.method in TERMINAL_METHODS
-            ):
-                params = message.get("params")
-                terminal_id = params.get("terminalId") if isinstance(params, dict) else None
-                one = _Recorded(
-                    str(part.method), terminal_id if isinstance(terminal_id, str) else None
-                )
-                recorded.append(one)
-                asked[request_key(message["id"])] = one
-            elif entry.direction == CLIENT_TO_AGENT and part.kind == "answer":
-                one_asked = asked.pop(request_key(message["id"]), None)
-                if one_asked is not None:
-                    one_asked.answer = message
+    for request, answer in agent_requests(capture, TERMINAL_METHODS):
+        params = request.get("params")
+        terminal_id = params.get("terminalId") if isinstance(params, dict) else None
+        one = _Recorded(
+            str(request["method"]), terminal_id if isinstance(terminal_id, str) else None
+        )
+        one.answer = answer
+        recorded.append(one)
     return recorded
