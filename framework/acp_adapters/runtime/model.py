@@ -587,6 +587,14 @@ class SessionState:
         #: The file events (reads, writes, disk reads) and their contents, within a budget.
         self.file_store = FileStore(content_budget)
         self.unknown: list[UnknownUpdate] = []
+        # Unfinished tool calls, oldest first, and the paths each names, indexed by path:
+        # what a write belongs to is found without looking at every tool call. Kept here,
+        # not in a reducer, so that every reducer of this state sees them.
+        self.open_calls: dict[str, None] = {}
+        self.open_by_path: dict[str, dict[str, None]] = {}
+        self.paths_of: dict[str, tuple[str, ...]] = {}
+        #: Unfinished ``execute`` tool calls with no terminal yet, oldest first.
+        self.open_commands: dict[str, None] = {}
         #: Tool calls a turn ended on while they were not finished, and the stop reason.
         self.ended_tool_calls: dict[str, str] = {}
         #: The message a chunk without a message id continues (per role), while nothing else

@@ -92,13 +92,6 @@ class Reducer:
         self.last_notification: Any = None
         #: What the last applied message changed.
         self.last_changes: list[Change] = []
-        # Unfinished tool calls, oldest first, and the paths each names, indexed by path:
-        # what a write belongs to is found without looking at every tool call.
-        self._open_calls: dict[str, None] = {}
-        self._open_by_path: dict[str, dict[str, None]] = {}
-        self._paths_of: dict[str, tuple[str, ...]] = {}
-        #: Unfinished ``execute`` tool calls with no terminal yet, oldest first.
-        self._open_commands: dict[str, None] = {}
 
     # --- session/update ----------------------------------------------------------------
 
@@ -281,29 +274,29 @@ class Reducer:
         key = call.id
         finished = call.status in TERMINAL_STATUSES or key in self.state.ended_tool_calls
         paths = () if finished else tuple(tool_call_paths(call))
-        for path in set(self._paths_of.pop(key, ())) - set(paths):
-            holders = self._open_by_path.get(path)
+        for path in set(self.state.paths_of.pop(key, ())) - set(paths):
+            holders = self.state.open_by_path.get(path)
             if holders is not None:
                 holders.pop(key, None)
                 if not holders:
-                    del self._open_by_path[path]
+                    del self.state.open_by_path[path]
         if finished:
-            self._open_calls.pop(key, None)
-            self._open_commands.pop(key, None)
+            self.state.open_calls.pop(key, None)
+            self.state.open_commands.pop(key, None)
             return
-        self._open_calls.setdefault(key, None)
-        self._paths_of[key] = paths
+        self.state.open_calls.setdefault(key, None)
+        self.state.paths_of[key] = paths
         for path in paths:
             # setdefault: a path named again keeps its place, so each path's holders stay
             # in the order they first named it.
-            self._open_by_path.setdefault(path, {}).setdefault(key, None)
+            self.state.open_by_path.setdefault(path, {}).setdefault(key, None)
         has_terminal = key in self.state.terminal_of_call or any(
             isinstance(item, TerminalRef) for item in call.content
         )
         if call.kind == "execute" and not has_terminal:
-            self._open_commands.setdefault(key, None)
+            self.state.open_commands.setdefault(key, None)
         else:
-            self._open_commands.pop(key, None)
+            self.state.open_commands.pop(key, None)
 
     def _close(self, key: str) -> None:
         """A tool call ended (with its turn): out of the indexes of unfinished ones."""
@@ -461,7 +454,7 @@ class Reducer:
         state.turn_state = TurnState(state="idle", stop_reason=stop_reason)
         state.open_message = {}
         changed = [Change("session", "turn")]
-        for key in list(self._open_calls):
+        for key in list(self.state.open_calls):
             call = state.tool_calls[key]
             if call.status not in TERMINAL_STATUSES and key not in state.ended_tool_calls:
                 state.ended_tool_calls[key] = stop_reason or "end_turn"
@@ -585,14 +578,14 @@ class Reducer:
 
     def writer_of(self, path: str) -> str | None:
         """The unfinished tool call that names ``path``, the latest to name it first."""
-        holders = self._open_by_path.get(path)
+        holders = self.state.open_by_path.get(path)
         # The index keeps them in the order they first named the path, the latest last.
         return next(reversed(holders)) if holders else None
 
     def announcing_tool_call(self) -> str | None:
         """The tool call a command the client is about to run belongs to: the latest
         unfinished ``execute`` tool call of the turn that has no terminal yet."""
-        for key in reversed(self._open_commands):
+        for key in reversed(self.state.open_commands):
             call = self.state.tool_calls[key]
             if call.turn == self.state.turn:
                 return key
@@ -621,7 +614,7 @@ class Reducer:
         )
         if owner is not None:
             state.terminal_of_call[owner] = terminal_id
-            self._open_commands.pop(owner, None)
+            self.state.open_commands.pop(owner, None)
         return [Change("terminal", terminal_id)]
 
     def client_terminal_answer(self, terminal_id: str, result: Any) -> list[Change]:
