@@ -9,7 +9,8 @@ plays an agent) starts without loading the rest of the package.
 * timelines: ``project_capture`` and the item classes;
 * plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``;
 * helpers for projections: ``tool_status``, ``count_changes``, ``FileContents``,
-  ``file_contents_from_fs``, ``file_change_from_contents``, ``with_proposed_diffs``.
+  ``file_contents_from_fs``, ``file_change_from_contents``, ``with_proposed_diffs``,
+  ``DiffPatch`` and ``diff_patch_of`` (what ``project_diff_patch`` answers).
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ if TYPE_CHECKING:
     )
     from .plugins import get_plugin_manager
     from .projection import (
+        DiffPatch,
         FileContents,
         count_changes,
+        diff_patch_of,
         file_change_from_contents,
         file_contents_from_fs,
         tool_status,
@@ -97,6 +100,7 @@ _EXPORTS = {
     "CaptureError": ".errors",
     "CommandExecutionItem": ".timeline",
     "DiffLimits": ".diff.limits",
+    "DiffPatch": ".projection",
     "DiffV1": ".runtime",
     "DiffV2": ".runtime",
     "DuplicateProviderError": ".errors",
@@ -137,6 +141,7 @@ _EXPORTS = {
     "connect": ".client",
     "count_changes": ".projection",
     "diff_patch": ".diff",
+    "diff_patch_of": ".projection",
     "file_change_from_contents": ".projection",
     "file_contents_from_fs": ".projection",
     "file_patches": ".diff",
@@ -162,6 +167,7 @@ __all__ = [
     "ClientAction",
     "CommandExecutionItem",
     "DiffLimits",
+    "DiffPatch",
     "DiffV1",
     "DiffV2",
     "DuplicateProviderError",
@@ -200,6 +206,7 @@ __all__ = [
     "connect",
     "count_changes",
     "diff_patch",
+    "diff_patch_of",
     "file_change_from_contents",
     "file_contents_from_fs",
     "file_patches",

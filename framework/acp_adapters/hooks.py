@@ -16,6 +16,7 @@ import pluggy
 
 from .errors import PluginError
 from .permissions import ActionDecision, PermissionDecision
+from .projection import DiffPatch
 from .timeline.items import ITEM_TYPES, FileChangeItem
 
 if TYPE_CHECKING:
@@ -61,17 +62,17 @@ class Hooks:
 
     def project_diff_patch(
         self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
-    ) -> str | None:
-        result: str | None = self._first(
+    ) -> DiffPatch:
+        """The patch and, where there is none, why; a plugin's plain ``str`` is a patch."""
+        result: DiffPatch | str = self._first(
             "project_diff_patch",
-            (str,),
+            (DiffPatch, str),
             provider.id,
-            required=False,
             provider=provider,
             content=content,
             limits=limits,
         )
-        return result
+        return DiffPatch(result) if isinstance(result, str) else result
 
     def decide_permission(
         self, provider: Provider, request: PermissionQuery, policy: Policy

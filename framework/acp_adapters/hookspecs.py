@@ -27,6 +27,7 @@ if TYPE_CHECKING:
         PermissionQuery,
         Policy,
     )
+    from .projection import DiffPatch
     from .protocol import Notification
     from .providers import Provider, ProviderRegistrar
     from .runtime import SessionView, ToolCall, ToolContent
@@ -113,19 +114,23 @@ def project_file_change(
 @hookspec(firstresult=True)
 def project_diff_patch(
     provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
-) -> str | None:
-    """The unified patch of a tool call's diff content.
+) -> DiffPatch | str | None:
+    """The unified patch of a tool call's diff content, and why there is none.
 
-    The built-in answer is :func:`acp_adapters.diff_patch`: v2 patch text as sent, else
-    each v1 ``{path, oldText, newText}`` built into a jsdiff-identical patch, capped at
-    ``limits.max_edits`` line edits per file. Stops at first non-None result.
+    The built-in answer is :func:`acp_adapters.diff_patch_of`: v2 patch text as sent,
+    else each v1 ``{path, oldText, newText}`` built into a jsdiff-identical patch,
+    capped at ``limits.max_edits`` line edits per file, with the reason a file has no
+    patch (``capped``, ``unchanged``, ``no_diff``). Stops at first non-None result.
 
     :param provider: the provider of the session.
     :param content: the tool call's content items.
     :param limits: how far the edit search may go.
-    :returns: the patch text, or None (also when there is nothing to show).
+    :returns: a :class:`~acp_adapters.DiffPatch`; or a plain ``str``, which is a patch
+        (the answer of 0.1); or None to leave it to the next plugin.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.2
+       answers a ``DiffPatch``: the patch, or why there is none.
     """
 
 

@@ -3,6 +3,8 @@
 * :func:`tool_status`: a tool call's item status, from the agent's status, a
   pending permission request, and the end of its turn;
 * :func:`count_changes`: the ``+`` and ``-`` lines of a unified patch;
+* :class:`DiffPatch`, :func:`diff_patch_of`: a tool call's patch and, where there is
+  none, why (what ``project_diff_patch`` answers);
 * :func:`file_contents_from_fs`: a tool call's files as the client's file-system
   traffic shows them (old content read, new content written);
 * :func:`file_change_from_contents`: a ``file_change`` item from files' old and
@@ -16,10 +18,11 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .diff import FilePatch, file_patches
+from .diff import DEFAULT_MAX_EDITS, FilePatch, file_patches
 from .diff.limits import DiffLimits
 from .runtime import (
     ContentItem,
@@ -159,17 +162,16 @@ def file_change_from_contents(
     limits = limits or DiffLimits()
     content = [{"type": "diff", "path": f.path, "oldText": f.old, "newText": f.new} for f in files]
     patches = file_patches(content, max_edits=limits.max_edits)
-    texts = [p.patch for p in patches if p.patch is not None]
-    diff = "\n".join(texts) if texts else None
-    additions, deletions = count_changes(diff)
+    found = DiffPatch.of_files(patches)
+    additions, deletions = count_changes(found.patch)
     return FileChangeItem(
         status=status,
         title=tool_call.title,
         tool_kind=tool_call.kind,
         paths=tuple(f.path for f in files),
         operations={p.path: p.operation for p in patches},
-        diff_str=diff,
-        diff_omitted_reason=None if diff is not None else omitted_reason(patches),
+        diff_str=found.patch,
+        diff_omitted_reason=found.omitted_reason,
         additions=additions,
         deletions=deletions,
         patch_source=patch_source,
@@ -177,7 +179,60 @@ def file_change_from_contents(
     )
 
 
-def omitted_reason(patches: list[FilePatch]) -> Literal["capped", "unchanged", "no_diff"]:
+#: Why a file_change has no patch (``capped`` also beside the patch of other files: the
+#: rewrite cap left out one file's), as ``FileChangeItem.diff_omitted_reason`` says it.
+PatchOmitted = Literal["capped", "unchanged", "no_diff"]
+
+
+@dataclass(frozen=True)
+class DiffPatch:
+    """A tool call's patch, and why there is none: what ``project_diff_patch`` answers.
+
+    ``patch`` is the unified patch of the files that have one, or None.
+    ``omitted_reason`` says why a file has no patch: ``capped`` (the rewrite cap
+    stopped its edit search; beside a patch too, when other files have theirs),
+    ``unchanged`` (no file changed) or ``no_diff`` (no diff content with a file's
+    text). With no patch a reason is required; beside a patch only ``capped`` is one.
+    """
+
+    patch: str | None
+    omitted_reason: PatchOmitted | None = None
+
+    def __post_init__(self) -> None:
+        if self.patch is None and self.omitted_reason is None:
+            raise ValueError("a DiffPatch without a patch says why: give its omitted_reason")
+        if self.patch is not None and self.omitted_reason not in (None, "capped"):
+            raise ValueError(
+                f"beside a patch the only omitted_reason is 'capped', not {self.omitted_reason!r}"
+            )
+
+    @classmethod
+    def of_files(cls, patches: Sequence[FilePatch]) -> DiffPatch:
+        """The patches of files joined (one blank line between files), and why any is missing."""
+        texts = [p.patch for p in patches if p.patch is not None]
+        if texts:
+            capped = any(p.omitted_reason == "capped" for p in patches)
+            return cls("\n".join(texts), "capped" if capped else None)
+        return cls(None, omitted_reason(list(patches)))
+
+
+def diff_patch_of(
+    content: Sequence[ToolContent], *, max_edits: int = DEFAULT_MAX_EDITS
+) -> DiffPatch:
+    """The patch of a tool call's diff content, as :func:`~acp_adapters.diff_patch` gives it,
+    and why there is none: each file diffed once.
+
+    A v2 diff's ``patch.text`` wins, as sent; otherwise each v1 ``{path, oldText,
+    newText}`` is built into a jsdiff-identical patch, capped at ``max_edits`` line
+    edits per file.
+    """
+    for item in content:
+        if isinstance(item, DiffV2) and item.patch is not None:
+            return DiffPatch(item.patch.text)
+    return DiffPatch.of_files(file_patches(content, max_edits=max_edits))
+
+
+def omitted_reason(patches: list[FilePatch]) -> PatchOmitted:
     """Why files got no patch: the cap stopped one, or none changed, or there was no diff."""
     reasons = {p.omitted_reason for p in patches}
     if "capped" in reasons:

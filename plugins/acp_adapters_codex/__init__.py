@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from acp_adapters import (
+    DiffPatch,
     FileChangeItem,
     Provider,
     SessionView,
@@ -70,6 +71,7 @@ def project_file_change(
     }
     operations: dict[str, str] = {}
     texts: list[str] = []
+    capped = False
     for path, change in changes.items():
         if path in sources:
             target = next(new for new, old in renamed.items() if old == path)
@@ -80,8 +82,11 @@ def project_file_change(
         patch = reported.get(path)
         if patch is not None and patch.patch is not None:
             texts.append(patch.patch)
+        capped = capped or (patch is not None and patch.omitted_reason == "capped")
     diff = "\n".join(texts) if texts else None
-    additions, deletions = count_changes(diff)
+    # A file the rewrite cap left without a patch says so, beside the others' patch too.
+    found = DiffPatch(diff, "capped" if capped else None if diff else "unchanged")
+    additions, deletions = count_changes(found.patch)
     return FileChangeItem(
         status=tool_status(tool_call, session),
         title=tool_call.title,
@@ -89,8 +94,8 @@ def project_file_change(
         paths=tuple(operations),
         operations=operations,
         moved_from=renamed,
-        diff_str=diff,
-        diff_omitted_reason=None if diff else "unchanged",
+        diff_str=found.patch,
+        diff_omitted_reason=found.omitted_reason,
         additions=additions,
         deletions=deletions,
         patch_source="provider_meta",

@@ -12,6 +12,7 @@ from acp_adapters import (
     ActionDecision,
     ClientAction,
     CommandExecutionItem,
+    DiffPatch,
     FileChangeItem,
     Hooks,
     PermissionDecision,
@@ -153,15 +154,19 @@ def test_hook_project_tool_call_maps_kinds(with_fake: Hooks) -> None:
 
 def test_hook_project_diff_patch(with_fake: Hooks) -> None:
     call = tool_call(kind="edit", content=EDIT)
-    assert with_fake.project_diff_patch(FAKE, call.content, DiffLimits()) == "fake patch"
-    assert with_fake.project_diff_patch(OTHER, call.content, DiffLimits()).startswith(
-        "--- /ws/a.py"
-    )
-    assert with_fake.project_diff_patch(OTHER, (), DiffLimits()) is None
+    # a plugin's plain str is a patch
+    assert with_fake.project_diff_patch(FAKE, call.content, DiffLimits()) == DiffPatch("fake patch")
+    found = with_fake.project_diff_patch(OTHER, call.content, DiffLimits())
+    assert found.patch is not None
+    assert found.patch.startswith("--- /ws/a.py")
+    assert found.omitted_reason is None
+    assert with_fake.project_diff_patch(OTHER, (), DiffLimits()) == DiffPatch(None, "no_diff")
     big = [{"type": "diff", "path": "/b", "oldText": "x\n" * 10, "newText": "y\n" * 10}]
     capped = tool_call(kind="edit", content=big)
-    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=19)) is None
-    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=20))
+    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=19)) == (
+        DiffPatch(None, "capped")
+    )
+    assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=20)).patch
 
 
 @pytest.mark.parametrize(

@@ -55,6 +55,20 @@ def test_a_rename_next_to_an_add(hooks: Hooks) -> None:
     )
 
 
+def test_a_file_past_the_cap_beside_a_rename_is_capped_not_unchanged(hooks: Hooks) -> None:
+    state = session(max_edits=5)
+    old, new = "".join(f"{i}\n" for i in range(10)), "".join(f"{i}!\n" for i in range(10))
+    changes = {
+        "/ws/a.py": {"type": "update", "unified_diff": "", "move_path": "/ws/b.py"},
+        "/ws/big.py": {"type": "update", "unified_diff": "@@ ... @@\n"},
+    }
+    content = [{"type": "diff", "path": "/ws/big.py", "oldText": old, "newText": new}]
+    call = tool_call(kind="edit", content=content, rawInput={"changes": changes}, state=state)
+    item = hooks.project_file_change(provider("codex"), call, state.view())
+    assert item.operations == {"/ws/b.py": "move", "/ws/big.py": "modify"}
+    assert (item.diff_str, item.diff_omitted_reason) == ("--- /ws/a.py\n+++ /ws/b.py\n", "capped")
+
+
 def test_a_shell_command_reported_as_a_read_is_a_command() -> None:
     timeline = project_capture(
         CAPTURES / "codex-acp-fakellm-tools-v1.jsonl", pm=plugin_manager(acp_adapters_codex)

@@ -14,20 +14,20 @@ from typing import Any
 
 import pluggy
 
-from ..diff import diff_patch, file_patches
 from ..diff.limits import DiffLimits
 from ..hooks import Hooks
 from ..hookspecs import hookimpl
 from ..permissions import ActionDecision, ClientAction, PermissionDecision, PermissionQuery, Policy
 from ..projection import (
+    DiffPatch,
     command_item,
     content_text,
     count_changes,
+    diff_patch_of,
     edited_paths,
     file_change_from_contents,
     file_contents_from_disk,
     file_contents_from_fs,
-    omitted_reason,
     tool_status,
     with_proposed_diffs,
 )
@@ -137,13 +137,10 @@ class BuiltinPlugin:
         if disk.unplaced:
             places = ", ".join(disk.unplaced)
             note = f"the agent's fragment could not be placed in {places}: its own patch is kept"
-        diff = self.hooks.project_diff_patch(provider, tool_call.content, limits)
+        found = self.hooks.project_diff_patch(provider, tool_call.content, limits)
         operations, moved_from = _operations(tool_call)
         has_diff = any(isinstance(i, DiffV1 | DiffV2) for i in tool_call.content)
-        reason = None
-        if diff is None:
-            reason = omitted_reason(file_patches(tool_call.content, max_edits=limits.max_edits))
-        additions, deletions = count_changes(diff)
+        additions, deletions = count_changes(found.patch)
         return FileChangeItem(
             status=status,
             title=tool_call.title,
@@ -151,8 +148,8 @@ class BuiltinPlugin:
             paths=tuple(operations),
             operations=operations,
             moved_from=moved_from,
-            diff_str=diff,
-            diff_omitted_reason=reason,
+            diff_str=found.patch,
+            diff_omitted_reason=found.omitted_reason,
             additions=additions,
             deletions=deletions,
             patch_source="agent" if has_diff else None,
@@ -162,8 +159,8 @@ class BuiltinPlugin:
     @hookimpl(trylast=True)
     def project_diff_patch(
         self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
-    ) -> str | None:
-        return diff_patch(content, max_edits=limits.max_edits)
+    ) -> DiffPatch:
+        return diff_patch_of(content, max_edits=limits.max_edits)
 
     @hookimpl(trylast=True)
     def decide_permission(
@@ -286,7 +283,10 @@ def render_text(item: TimelineItem) -> str:
     if isinstance(item, FileChangeItem):
         head = f"Edited {', '.join(item.paths) or '(no path)'} +{item.additions} -{item.deletions}"
         if item.diff_str is not None:
-            return f"{head}\n{item.diff_str.rstrip()}"
+            text = f"{head}\n{item.diff_str.rstrip()}"
+            if item.diff_omitted_reason is not None:
+                text += f"\n(the patch of a file is omitted: {item.diff_omitted_reason})"
+            return text
         return f"{head} (patch omitted: {item.diff_omitted_reason})"
     if isinstance(item, CommandExecutionItem):
         text = f"$ {item.command or item.title or '(command)'}"

@@ -95,7 +95,8 @@ class FileChangeItem(ToolItemBase):
     here); ``moved_from`` maps a moved or copied path to where it came from.
     ``diff_str`` is the patch, or None with ``diff_omitted_reason``:
     ``capped`` (the rewrite cap stopped the search), ``unchanged`` (no line
-    changed) or ``no_diff`` (the agent reported no diff content).
+    changed) or ``no_diff`` (the agent reported no diff content). Beside a
+    patch, ``diff_omitted_reason`` ``capped`` says the cap left out one file's.
     ``additions`` and ``deletions`` count the patch's ``+`` and ``-`` lines.
     """
 

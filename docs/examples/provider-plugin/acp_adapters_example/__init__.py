@@ -10,6 +10,7 @@ instead of three. Everything else is the built-in behaviour.
 from __future__ import annotations
 
 from acp_adapters import (
+    DiffPatch,
     FileChangeItem,
     LaunchSpec,
     Provider,
@@ -69,15 +70,17 @@ def project_file_change(
         for f in files
     ]
     text = "\n".join(p for p in patches if p is not None) or None
-    additions, deletions = count_changes(text)
+    # unified_diff gives None only where the rewrite cap stopped it: said beside a patch too.
+    found = DiffPatch(text, "capped" if None in patches else None)
+    additions, deletions = count_changes(found.patch)
     return FileChangeItem(
         status=tool_status(tool_call, session),
         title=tool_call.title,
         tool_kind=tool_call.kind,
         paths=tuple(f.path for f in files),
         operations={f.path: "add" if f.old is None else "modify" for f in files},
-        diff_str=text,
-        diff_omitted_reason=None if text else "capped",
+        diff_str=found.patch,
+        diff_omitted_reason=found.omitted_reason,
         additions=additions,
         deletions=deletions,
         patch_source="client_fs",

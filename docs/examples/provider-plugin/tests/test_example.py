@@ -39,3 +39,19 @@ def test_other_providers_keep_the_builtin_projection() -> None:
     item = hooks.project_file_change(provider("someone-else"), call, view)  # type: ignore[arg-type]
     assert item.diff_str is not None
     assert "@@ -7,7 +7,7 @@" in item.diff_str
+
+
+def test_a_file_past_the_rewrite_cap_says_so_beside_the_others_patch() -> None:
+    hooks = Hooks(plugin_manager(acp_adapters_example))
+    state = session(max_edits=5)
+    locations = [{"path": "/ws/f.txt"}, {"path": "/ws/g.txt"}]
+    call = tool_call(kind="edit", locations=locations, state=state)
+    reducer = Reducer(state)
+    for path, new in (("/ws/f.txt", NEW), ("/ws/g.txt", OLD.upper())):
+        reducer.apply_file_read(path, OLD)
+        reducer.apply_file_write(path, new)
+    item = hooks.project_file_change(provider("example"), state.tool_calls[call.id], state.view())
+    assert item.paths == ("/ws/f.txt", "/ws/g.txt")
+    assert item.diff_str is not None
+    assert "+++ /ws/g.txt" not in item.diff_str
+    assert item.diff_omitted_reason == "capped"

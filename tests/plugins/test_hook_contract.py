@@ -1,0 +1,136 @@
+"""The hook contract: what each hook may answer, and what the facade and projector do with it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import acp_adapters.diff.content as diff_content
+from acp_adapters import DiffPatch, FileChangeItem, Hooks, Provider, diff_patch_of, hookimpl
+from acp_adapters.diff.limits import DiffLimits
+from acp_adapters.runtime import Reducer
+from acp_adapters.testing import plugin_manager, provider, session, tool_call
+
+#: A rewrite of every line: past a cap of 10 line edits.
+OLD = "".join(f"line {i}\n" for i in range(20))
+NEW = "".join(f"LINE {i}\n" for i in range(20))
+REWRITE = {"type": "diff", "path": "/ws/big", "oldText": OLD, "newText": NEW}
+SMALL = {"type": "diff", "path": "/ws/small", "oldText": "a\n", "newText": "b\n"}
+SMALL_PATCH = "--- /ws/small\n+++ /ws/small\n@@ -1,1 +1,1 @@\n-a\n+b\n"
+
+
+# --- project_diff_patch: the patch, or why there is none -----------------------------------
+
+
+def test_the_builtin_diff_patch_says_why_there_is_no_patch() -> None:
+    hooks = Hooks(plugin_manager())
+    capped = tool_call(kind="edit", content=[REWRITE])
+    assert hooks.project_diff_patch(provider(), capped.content, DiffLimits(max_edits=10)) == (
+        DiffPatch(None, "capped")
+    )
+    same = tool_call(kind="edit", content=[{**SMALL, "newText": "a\n"}])
+    assert hooks.project_diff_patch(provider(), same.content, DiffLimits()) == (
+        DiffPatch(None, "unchanged")
+    )
+    assert hooks.project_diff_patch(provider(), (), DiffLimits()) == DiffPatch(None, "no_diff")
+    small = tool_call(kind="edit", content=[SMALL])
+    assert hooks.project_diff_patch(provider(), small.content, DiffLimits()) == DiffPatch(
+        SMALL_PATCH
+    )
+
+
+def test_the_builtin_file_change_diffs_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The omitted reason comes with the patch: the rewrite is not searched a second time."""
+    built: list[str] = []
+    real = diff_content.build_file_patch
+
+    def counting(path: str, *args: Any, **kwargs: Any) -> Any:
+        built.append(path)
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(diff_content, "build_file_patch", counting)
+    state = session(max_edits=10)
+    call = tool_call(kind="edit", content=[REWRITE], state=state)
+    item = Hooks(plugin_manager()).project_file_change(provider(), call, state.view())
+    assert (item.diff_str, item.diff_omitted_reason) == (None, "capped")
+    assert built == ["/ws/big"]
+
+
+def test_a_plugins_reason_is_the_items_reason() -> None:
+    class Says:
+        @hookimpl
+        def project_diff_patch(self, provider: Provider) -> DiffPatch | None:
+            return DiffPatch(None, "unchanged") if provider.id == "says" else None
+
+    state = session()
+    call = tool_call(kind="edit", content=[SMALL], state=state)
+    item = Hooks(plugin_manager(Says())).project_file_change(provider("says"), call, state.view())
+    assert (item.diff_str, item.diff_omitted_reason, item.additions) == (None, "unchanged", 0)
+
+
+def test_a_plugin_answering_a_plain_str_still_gives_the_patch() -> None:
+    """The answer of acp-adapters 0.1: the patch text alone."""
+
+    class Legacy:
+        @hookimpl
+        def project_diff_patch(self, provider: Provider) -> str | None:
+            return "--- /x\n+++ /x\n@@ -1,1 +1,1 @@\n-a\n+b\n" if provider.id == "old" else None
+
+    hooks = Hooks(plugin_manager(Legacy()))
+    state = session()
+    call = tool_call(kind="edit", content=[SMALL], state=state)
+    found = hooks.project_diff_patch(provider("old"), call.content, DiffLimits())
+    assert found == DiffPatch("--- /x\n+++ /x\n@@ -1,1 +1,1 @@\n-a\n+b\n")
+    item = hooks.project_file_change(provider("old"), call, state.view())
+    assert (item.diff_str, item.additions, item.deletions) == (found.patch, 1, 1)
+
+
+def test_a_diff_patch_without_a_patch_says_why() -> None:
+    with pytest.raises(ValueError, match="omitted_reason"):
+        DiffPatch(None)
+    with pytest.raises(ValueError, match="capped"):
+        DiffPatch("--- a\n+++ a\n", "unchanged")
+    assert DiffPatch("p", "capped").omitted_reason == "capped"
+
+
+def test_diff_patch_of_is_diff_patch_with_its_reason() -> None:
+    for content, limit in (([REWRITE], 10), ([REWRITE], 100), ([SMALL, REWRITE], 10), ([], 10)):
+        call = tool_call(kind="edit", content=content)
+        found = diff_patch_of(call.content, max_edits=limit)
+        assert found.patch == diff_content.diff_patch(call.content, max_edits=limit)
+
+
+# --- a capped file is never shown as unchanged ----------------------------------------------
+
+
+def test_a_file_past_the_cap_beside_a_patched_one_is_capped() -> None:
+    """A rewrite over the cap next to a small edit: the item says a patch was left out."""
+    state = session(max_edits=10)
+    call = tool_call(kind="edit", content=[SMALL, REWRITE], state=state)
+    item = Hooks(plugin_manager()).project_file_change(provider(), call, state.view())
+    assert item.paths == ("/ws/small", "/ws/big")
+    assert (item.diff_str, item.diff_omitted_reason) == (SMALL_PATCH, "capped")
+
+
+def test_a_file_written_past_the_cap_beside_a_patched_one_is_capped() -> None:
+    state = session(max_edits=10)
+    reducer = Reducer(state)
+    start = {"toolCallId": "w", "title": "write", "kind": "edit", "status": "in_progress"}
+    locations = [{"path": "/ws/small"}, {"path": "/ws/big"}]
+    update = {"sessionUpdate": "tool_call", **start, "locations": locations}
+    reducer.apply_notification({"sessionId": "s", "update": update})
+    for path, old, new in (("/ws/small", "a\n", "b\n"), ("/ws/big", OLD, NEW)):
+        reducer.apply_file_read(path, old)
+        reducer.apply_file_write(path, new)
+    item = Hooks(plugin_manager()).project_file_change(
+        provider(), state.tool_calls["w"], state.view()
+    )
+    assert item.patch_source == "client_fs"
+    assert (item.diff_str, item.diff_omitted_reason) == (SMALL_PATCH, "capped")
+
+
+def test_the_item_text_says_a_patch_was_left_out() -> None:
+    item = FileChangeItem(paths=("/a", "/b"), diff_str="--- /a\n", diff_omitted_reason="capped")
+    text = Hooks(plugin_manager()).render_item_text(item)
+    assert text.endswith("(the patch of a file is omitted: capped)")
