@@ -67,7 +67,7 @@ if TYPE_CHECKING:
         with_proposed_diffs,
     )
     from .providers import GENERIC_PROVIDER_ID, LaunchSpec, Provider, ProviderRegistry
-    from .runtime import DiffV1, DiffV2, SessionView, ToolCall
+    from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
     from .timeline import (
         ApprovalRequestItem,
         AssistantMessageItem,
@@ -101,6 +101,7 @@ _EXPORTS = {
     "CommandExecutionItem": ".timeline",
     "DiffLimits": ".diff.limits",
     "DiffPatch": ".projection",
+    "DiffChange": ".runtime",
     "DiffV1": ".runtime",
     "DiffV2": ".runtime",
     "DuplicateProviderError": ".errors",
@@ -133,6 +134,7 @@ _EXPORTS = {
     "Timeline": ".timeline",
     "TimelineItem": ".timeline",
     "ToolCall": ".runtime",
+    "ToolContent": ".runtime",
     "ToolItem": ".timeline",
     "Turn": ".client",
     "TurnStream": ".client",
@@ -166,6 +168,7 @@ __all__ = [
     "CaptureError",
     "ClientAction",
     "CommandExecutionItem",
+    "DiffChange",
     "DiffLimits",
     "DiffPatch",
     "DiffV1",
@@ -198,6 +201,7 @@ __all__ = [
     "Timeline",
     "TimelineItem",
     "ToolCall",
+    "ToolContent",
     "ToolItem",
     "Turn",
     "TurnStream",

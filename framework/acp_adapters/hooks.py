@@ -17,6 +17,7 @@ import pluggy
 from .errors import PluginError
 from .permissions import ActionDecision, PermissionDecision
 from .projection import DiffPatch
+from .runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
 from .timeline.items import ITEM_TYPES, FileChangeItem
 
 if TYPE_CHECKING:
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
     from .providers import Provider
     from .runtime import SessionView, ToolCall, ToolContent
     from .timeline.items import TimelineItem
+
+#: What tool-call content is made of: what ``normalize_diff_content`` may answer.
+CONTENT_TYPES = (ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent)
 
 
 class Hooks:
@@ -58,6 +62,35 @@ class Hooks:
             tool_call=tool_call,
             session=session,
         )
+        return result
+
+    def normalize_diff_content(
+        self,
+        provider: Provider,
+        tool_call: ToolCall,
+        content: tuple[ToolContent, ...],
+        session: SessionView,
+    ) -> tuple[ToolContent, ...]:
+        """The content to build a file_change from: a tuple of tool content items."""
+        kwargs: dict[str, Any] = {
+            "provider": provider,
+            "tool_call": tool_call,
+            "content": content,
+            "session": session,
+        }
+        result: tuple[ToolContent, ...] = self._first(
+            "normalize_diff_content", (tuple,), provider.id, **kwargs
+        )
+        for item in result:
+            if not isinstance(item, CONTENT_TYPES):
+                plugin = _answering(self.pm.hook.normalize_diff_content, kwargs)
+                raise PluginError(
+                    f"plugin {plugin!r} returned {type(item).__name__} in "
+                    "normalize_diff_content, expected tool content (DiffV1, DiffV2, ...)",
+                    hook="normalize_diff_content",
+                    plugin=plugin,
+                    provider_id=provider.id,
+                )
         return result
 
     def project_diff_patch(

@@ -3,9 +3,9 @@
 Three shapes only:
 
 * ``register_*`` is collected from every plugin, which calls the callback it is given;
-* ``project_*``, ``decide_*`` and ``render_*`` stop at the first result that is not
-  None: return None for providers you do not own, and the built-in plugin, which
-  runs last, answers;
+* ``normalize_*``, ``project_*``, ``decide_*`` and ``render_*`` stop at the first
+  result that is not None: return None for providers you do not own, and the
+  built-in plugin, which runs last, answers;
 * ``on_*`` notifies every plugin; what it returns is ignored.
 
 Hooks are synchronous. Their inputs are frozen (tool calls, items, providers)
@@ -108,6 +108,33 @@ def project_file_change(
     :returns: a file_change item, or None to leave it to the next plugin.
 
     .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def normalize_diff_content(
+    provider: Provider,
+    tool_call: ToolCall,
+    content: tuple[ToolContent, ...],
+    session: SessionView,
+) -> tuple[ToolContent, ...] | None:
+    """Fix a provider's quirks in a tool call's diff content, before a file_change is built.
+
+    Called by the built-in ``project_file_change`` before it looks for the true patch
+    (the client's file system, the disk) and before ``project_diff_patch``: everything
+    after it sees the content it gives (an agent that repeats a path, or says
+    ``oldText: ""`` for a file it creates, is put right here, not by rebuilding the
+    whole item). The built-in answer is the content as it is. Stops at first non-None
+    result.
+
+    :param provider: the provider of the session.
+    :param tool_call: the tool call (a refused edit with the diffs it proposed again).
+    :param content: its content items.
+    :param session: the session, read-only.
+    :returns: the content to build the file_change from (a tuple of ``DiffV1``,
+        ``DiffV2``, ... items), or None to leave it to the next plugin.
+
+    .. versionadded:: 0.2
     """
 
 

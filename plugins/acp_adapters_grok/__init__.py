@@ -1,19 +1,21 @@
 """acp-adapters provider plugin for Grok Build.
 
 Registers the ``grok`` provider, identifies Grok Build by its ``initialize``
-answer (it gives no name), and overrides ``project_file_change`` for what
-Grok's reports get wrong:
+answer (it gives no name), and puts right in ``normalize_diff_content`` what
+Grok's diff reports get wrong; the built-in projection builds the file_change:
 
 * a diff that claims an empty old file (``oldText: ""``) for a file the session
   has seen with content is a stale first report: it is not shown as a
-  whole-file addition; the item waits for the real report (no patch yet,
-  ``diff_omitted_reason`` ``no_diff``);
+  whole-file addition; the file shows as modified with no patch yet
+  (``diff_omitted_reason`` ``no_diff`` when no other file has one) until the
+  real report comes;
 * when a tool call's content repeats a path, only the last report of it counts;
 * a write the session shows creating the file (its read, or a live client's read of
-  the disk, found nothing) is an ``add``;
-* a refused edit keeps the diff it proposed (the refusal's update replaces it).
+  the disk, found nothing) is an ``add``.
 
-What the client's file system showed (the built-in ``client_fs`` patch) still wins.
+What the client's file system or the disk showed (the built-in ``client_fs`` and
+``disk`` patches) still wins; a refused edit keeps the diff it proposed (the
+built-in puts it back before this hook sees the content).
 """
 
 from __future__ import annotations
@@ -21,17 +23,15 @@ from __future__ import annotations
 from typing import Any
 
 from acp_adapters import (
+    DiffChange,
     DiffV1,
-    FileChangeItem,
-    FileContents,
+    DiffV2,
     Provider,
     SessionView,
     ToolCall,
-    file_change_from_contents,
+    ToolContent,
     file_contents_from_fs,
     hookimpl,
-    tool_status,
-    with_proposed_diffs,
 )
 from acp_adapters.providers import ProviderRegistrar
 
@@ -62,40 +62,44 @@ def _get(value: Any, key: str) -> Any:
 
 
 @hookimpl
-def project_file_change(
-    provider: Provider, tool_call: ToolCall, session: SessionView
-) -> FileChangeItem | None:
+def normalize_diff_content(
+    provider: Provider,
+    tool_call: ToolCall,
+    content: tuple[ToolContent, ...],
+    session: SessionView,
+) -> tuple[ToolContent, ...] | None:
     if provider.id != PROVIDER_ID or file_contents_from_fs(tool_call, session):
-        return None  # the built-in true patch
-    tool_call = with_proposed_diffs(tool_call)  # a refusal replaces the diff with its text
-    reports: dict[str, DiffV1] = {}
-    for item in tool_call.content:
+        return None  # the built-in true patch, from what the agent wrote through the client
+    last: dict[str, DiffV1] = {}
+    for item in content:
         if isinstance(item, DiffV1):
-            reports[item.path] = item  # the last report of a path wins
-    if not reports:
+            last[item.path] = item  # the last report of a path wins
+    if not last:
         return None
-    status = tool_status(tool_call, session)
-    files: list[FileContents] = []
     # What a live client read of the disk as the edit started (None: no such file).
     on_disk = {e.path: e.content for e in session.disk_of(tool_call.id) if e.op == "disk_before"}
-    for path, report in reports.items():
-        known = session.file_before(path, 1 << 62)
-        if report.old_text == "" and known is not None and known.content:
-            # A stale first report: the file has content, the agent says it was empty.
-            return FileChangeItem(
-                status=status,
-                title=tool_call.title,
-                tool_kind=tool_call.kind,
-                paths=tuple(reports),
-                operations=dict.fromkeys(reports, "modify"),
-                diff_omitted_reason="no_diff",
-            )
-        if known is not None:
-            absent = known.content is None and known.kept  # not kept: not known to be absent
-        else:
-            absent = on_disk.get(path, "") is None
-        created = report.old_text in (None, "") and absent
-        files.append(FileContents(path, None if created else report.old_text, report.new_text))
-    return file_change_from_contents(
-        tool_call, files, patch_source="agent", limits=session.diff_limits, status=status
-    )
+    fixed: list[ToolContent] = []
+    done: set[str] = set()
+    for item in content:
+        if not isinstance(item, DiffV1):
+            fixed.append(item)
+        elif item.path not in done:  # in the place of its first report
+            done.add(item.path)
+            fixed.append(_fixed(last[item.path], session, on_disk))
+    return tuple(fixed)
+
+
+def _fixed(report: DiffV1, session: SessionView, on_disk: dict[str, str | None]) -> DiffV1 | DiffV2:
+    """One file's report as it should have been."""
+    known = session.file_before(report.path, 1 << 62)
+    if report.old_text == "" and known is not None and known.content:
+        # A stale first report: the file has content, the agent says it was empty. The file
+        # changes, with no patch yet: the real report follows.
+        return DiffV2(changes=(DiffChange(operation="modify", path=report.path),))
+    if known is not None:
+        absent = known.content is None and known.kept  # not kept: not known to be absent
+    else:
+        absent = on_disk.get(report.path, "") is None
+    if report.old_text == "" and absent:
+        return report.model_copy(update={"old_text": None})  # a creation, from /dev/null
+    return report

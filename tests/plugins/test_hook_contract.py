@@ -7,7 +7,15 @@ from typing import Any
 import pytest
 
 import acp_adapters.diff.content as diff_content
-from acp_adapters import DiffPatch, FileChangeItem, Hooks, Provider, diff_patch_of, hookimpl
+from acp_adapters import (
+    DiffPatch,
+    FileChangeItem,
+    Hooks,
+    PluginError,
+    Provider,
+    diff_patch_of,
+    hookimpl,
+)
 from acp_adapters.diff.limits import DiffLimits
 from acp_adapters.runtime import Reducer
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
@@ -134,3 +142,47 @@ def test_the_item_text_says_a_patch_was_left_out() -> None:
     item = FileChangeItem(paths=("/a", "/b"), diff_str="--- /a\n", diff_omitted_reason="capped")
     text = Hooks(plugin_manager()).render_item_text(item)
     assert text.endswith("(the patch of a file is omitted: capped)")
+
+
+# --- normalize_diff_content: a provider's quirks, not a whole item ---------------------------
+
+
+def test_normalised_content_must_be_tool_content() -> None:
+    class Dicts:
+        @hookimpl
+        def normalize_diff_content(self, provider: Provider) -> Any:
+            return ({"type": "diff", "path": "/a", "newText": "x"},) if provider.id == "d" else None
+
+    class NotATuple:
+        @hookimpl
+        def normalize_diff_content(self, provider: Provider) -> Any:
+            return "content" if provider.id == "s" else None
+
+    hooks = Hooks(plugin_manager(Dicts(), NotATuple()))
+    state = session()
+    call = tool_call(kind="edit", content=[SMALL], state=state)
+    with pytest.raises(
+        PluginError, match="plugin 'test-0' returned dict in normalize_diff_content"
+    ):
+        hooks.project_file_change(provider("d"), call, state.view())
+    with pytest.raises(
+        PluginError, match="plugin 'test-1' returned str from normalize_diff_content"
+    ):
+        hooks.project_file_change(provider("s"), call, state.view())
+
+
+def test_normalize_sees_the_diffs_a_refusal_replaced() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    class Looks:
+        @hookimpl
+        def normalize_diff_content(self, content: tuple[Any, ...]) -> None:
+            seen.append(content)
+
+    state = session()
+    tool_call(kind="edit", status="pending", content=[SMALL], state=state)
+    refused = [{"type": "content", "content": {"type": "text", "text": "refused"}}]
+    call = tool_call(status="failed", content=refused, state=state)
+    item = Hooks(plugin_manager(Looks())).project_file_change(provider(), call, state.view())
+    assert [type(c).__name__ for c in seen[-1]] == ["DiffV1", "ContentItem"]
+    assert item.diff_str == SMALL_PATCH

@@ -13,6 +13,7 @@ from acp_adapters import (
     ClientAction,
     CommandExecutionItem,
     DiffPatch,
+    DiffV1,
     FileChangeItem,
     Hooks,
     PermissionDecision,
@@ -167,6 +168,36 @@ def test_hook_project_diff_patch(with_fake: Hooks) -> None:
         DiffPatch(None, "capped")
     )
     assert with_fake.project_diff_patch(OTHER, capped.content, DiffLimits(max_edits=20)).patch
+
+
+class LastReportWins:
+    """Keeps the last diff of each path, for provider "fake" only."""
+
+    @hookimpl
+    def normalize_diff_content(self, provider: Provider, content: tuple[Any, ...]) -> Any:
+        if provider.id != "fake":
+            return None
+        last = {item.path: item for item in content if isinstance(item, DiffV1)}
+        return tuple(last.values())
+
+
+def test_hook_normalize_diff_content() -> None:
+    hooks = Hooks(plugin_manager(LastReportWins()))
+    state = session()
+    twice = [
+        {"type": "diff", "path": "/ws/a", "oldText": "", "newText": "stale\n"},
+        {"type": "diff", "path": "/ws/a", "oldText": "a\n", "newText": "b\n"},
+    ]
+    call = tool_call(kind="edit", content=twice, state=state)
+    # the built-in answer: the content as it is
+    assert hooks.normalize_diff_content(OTHER, call, call.content, state.view()) is call.content
+    assert hooks.normalize_diff_content(FAKE, call, call.content, state.view()) == call.content[1:]
+    # the built-in file_change is built from the normalised content
+    item = hooks.project_file_change(FAKE, call, state.view())
+    assert item.diff_str == "--- /ws/a\n+++ /ws/a\n@@ -1,1 +1,1 @@\n-a\n+b\n"
+    assert (item.additions, item.deletions) == (1, 1)
+    both = hooks.project_file_change(OTHER, call, state.view())
+    assert (both.additions, both.deletions) == (2, 1)
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import acp_adapters_grok
-from acp_adapters import Hooks, ProviderRegistry, project_capture
+from acp_adapters import DiffV1, Hooks, ProviderRegistry, project_capture
 from acp_adapters.runtime import Reducer
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
 
@@ -92,6 +92,56 @@ def test_a_write_that_creates_a_file_is_an_add(hooks: Hooks) -> None:
     item = hooks.project_file_change(provider("grok"), call, state.view())
     assert item.operations == {"/ws/new.txt": "add"}
     assert item.diff_str == "--- /dev/null\n+++ /ws/new.txt\n@@ -0,0 +1,1 @@\n+hi\n"
+
+
+def test_grok_fixes_its_diffs_not_whole_items(hooks: Hooks) -> None:
+    """Its quirks are fixed in normalize_diff_content; the built-in builds the item."""
+    assert not hasattr(acp_adapters_grok, "project_file_change")
+    state = session()
+    Reducer(state).apply_file_read("/ws/new.txt", None)
+    reports = [
+        {"type": "diff", "path": "/ws/new.txt", "oldText": "", "newText": "first\n"},
+        {"type": "diff", "path": "/ws/new.txt", "oldText": "", "newText": "hi\n"},
+    ]
+    call = tool_call(kind="edit", content=reports, state=state)
+    (fixed,) = hooks.normalize_diff_content(provider("grok"), call, call.content, state.view())
+    assert isinstance(fixed, DiffV1)
+    assert (fixed.old_text, fixed.new_text) == (None, "hi\n")
+    other = hooks.normalize_diff_content(provider("acp"), call, call.content, state.view())
+    assert other is call.content
+
+
+def test_a_stale_report_leaves_the_other_files_patch(hooks: Hooks) -> None:
+    state = session()
+    Reducer(state).apply_file_read("/ws/n.txt", "alpha\n")
+    reports = [
+        {"type": "diff", "path": "/ws/n.txt", "oldText": "", "newText": "ALPHA\n"},
+        {"type": "diff", "path": "/ws/m.txt", "oldText": "m\n", "newText": "M\n"},
+    ]
+    call = tool_call(kind="edit", content=reports, state=state)
+    item = hooks.project_file_change(provider("grok"), call, state.view())
+    assert item.operations == {"/ws/n.txt": "modify", "/ws/m.txt": "modify"}
+    assert item.diff_str == "--- /ws/m.txt\n+++ /ws/m.txt\n@@ -1,1 +1,1 @@\n-m\n+M\n"
+
+
+def test_a_grok_fragment_takes_the_true_patch_from_the_disk(hooks: Hooks) -> None:
+    """search_replace reports the replaced strings; a live client's disk reads show the file."""
+    state = session()
+    reducer = Reducer(state)
+    start = {"toolCallId": "g", "title": "search_replace", "kind": "edit", "status": "pending"}
+    reducer.apply_notification(
+        {"sessionId": "s", "update": {"sessionUpdate": "tool_call", **start}}
+    )
+    reducer.apply_disk_snapshot("g", "/ws/f.txt", "alpha\nbeta\n", after=False)
+    reducer.apply_disk_snapshot("g", "/ws/f.txt", "alpha\nBETA\n", after=True)
+    fragment = [{"type": "diff", "path": "/ws/f.txt", "oldText": "beta", "newText": "BETA"}]
+    end = {"toolCallId": "g", "status": "completed", "content": fragment}
+    reducer.apply_notification(
+        {"sessionId": "s", "update": {"sessionUpdate": "tool_call_update", **end}}
+    )
+    item = hooks.project_file_change(provider("grok"), state.tool_calls["g"], state.view())
+    assert item.patch_source == "disk"
+    assert item.diff_str == "--- /ws/f.txt\n+++ /ws/f.txt\n@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA\n"
 
 
 @pytest.mark.parametrize(

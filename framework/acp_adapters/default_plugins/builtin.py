@@ -123,6 +123,9 @@ class BuiltinPlugin:
         status = tool_status(tool_call, session)
         limits = session.diff_limits
         tool_call = with_proposed_diffs(tool_call)
+        content = self.hooks.normalize_diff_content(provider, tool_call, tool_call.content, session)
+        if content is not tool_call.content:
+            tool_call = tool_call.model_copy(update={"content": content})
         written = file_contents_from_fs(tool_call, session)
         if written:
             return file_change_from_contents(
@@ -155,6 +158,10 @@ class BuiltinPlugin:
             patch_source="agent" if has_diff else None,
             patch_note=note,
         )
+
+    @hookimpl(trylast=True)
+    def normalize_diff_content(self, content: tuple[ToolContent, ...]) -> tuple[ToolContent, ...]:
+        return content
 
     @hookimpl(trylast=True)
     def project_diff_patch(
