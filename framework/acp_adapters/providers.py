@@ -69,17 +69,24 @@ class ProviderRegistry:
 
     @classmethod
     def collect(cls, pm: pluggy.PluginManager) -> ProviderRegistry:
-        """Call every plugin's ``register_providers``, each with a registrar of its own."""
+        """Call every plugin's ``register_providers``, each with a registrar of its own.
+
+        Each call goes through the plugin manager's hook calling (a hook caller of that
+        plugin alone), so tracing and any hook-call monitor see it; the plugins are
+        called in the order they were registered, the built-in one first.
+        """
         registry = cls()
-        caller = pm.hook.register_providers
-        for impl in caller.get_hookimpls():
+        impls = pm.hook.register_providers.get_hookimpls()
+        for impl in impls:
             plugin = impl.plugin_name
+            others = [other.plugin for other in impls if other is not impl]
+            caller = pm.subset_hook_caller("register_providers", remove_plugins=others)
 
             def register(provider: Provider, plugin: str = plugin) -> None:
                 registry.add(provider, plugin)
 
             try:
-                impl.function(register=register)
+                caller(register=register)
             except (DuplicateProviderError, PluginError):
                 raise
             except Exception as exc:

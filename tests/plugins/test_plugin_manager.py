@@ -78,6 +78,52 @@ def test_trace_prints_hook_calls(capsys: pytest.CaptureFixture[str]) -> None:
     assert "FileReadItem" in err
 
 
+def test_register_providers_goes_through_the_hook_caller(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Tracing (and any hook-call monitor) sees each plugin register its providers."""
+    seen: list[tuple[str, list[str]]] = []
+
+    def before(name: str, impls: Any, kwargs: Any) -> None:
+        seen.append((name, [impl.plugin_name for impl in impls]))
+
+    pm = plugin_manager(Fake())
+    pm.add_hookcall_monitoring(before, lambda *args: None)
+    registry = ProviderRegistry.collect(pm)
+    assert seen == [("register_providers", [BUILTIN]), ("register_providers", ["test-0"])]
+    assert (registry.get("fake").plugin, registry.get("acp").plugin) == ("test-0", BUILTIN)
+    traced = get_plugin_manager(load_entrypoints=False, environ={"ACP_ADAPTERS_TRACE_PLUGINS": "1"})
+    ProviderRegistry.collect(traced)
+    assert f"[acp_adapters] register_providers(register) -> [{BUILTIN}]" in capsys.readouterr().err
+
+
+def test_two_plugins_of_one_class_register_as_themselves() -> None:
+    class Named:
+        def __init__(self, provider_id: str) -> None:
+            self.provider_id = provider_id
+
+        @hookimpl
+        def register_providers(self, register: Any) -> None:
+            register(Provider(id=self.provider_id, name=self.provider_id))
+
+    registry = ProviderRegistry.collect(plugin_manager(Named("one"), Named("two")))
+    assert [(p.id, p.plugin) for p in registry] == [
+        ("acp", BUILTIN),
+        ("one", "test-0"),
+        ("two", "test-1"),
+    ]
+
+
+def test_a_plugin_that_raises_in_register_providers_is_named() -> None:
+    class Raises:
+        @hookimpl
+        def register_providers(self, register: Any) -> None:
+            raise RuntimeError("no registry here")
+
+    with pytest.raises(PluginError, match="'test-1' failed in register_providers: no registry"):
+        ProviderRegistry.collect(plugin_manager(Fake(), Raises()))
+
+
 def test_duplicate_provider_ids_name_both_plugins() -> None:
     class Twin:
         @hookimpl
