@@ -18,7 +18,7 @@ from .errors import PluginError
 from .permissions import ActionDecision, PermissionDecision
 from .projection import DiffPatch
 from .runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
-from .timeline.items import ITEM_TYPES, FileChangeItem
+from .timeline.items import TOOL_ITEM_TYPES, FileChangeItem
 
 if TYPE_CHECKING:
     from .diff.limits import DiffLimits
@@ -41,9 +41,10 @@ class Hooks:
     def project_tool_call(
         self, provider: Provider, tool_call: ToolCall, session: SessionView
     ) -> TimelineItem:
+        """A tool call's item: one of the tool item kinds (a file_change, a command, ...)."""
         result: TimelineItem = self._first(
             "project_tool_call",
-            ITEM_TYPES,
+            TOOL_ITEM_TYPES,
             provider.id,
             provider=provider,
             tool_call=tool_call,

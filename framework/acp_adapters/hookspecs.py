@@ -85,7 +85,9 @@ def project_tool_call(
     :param provider: the provider of the session.
     :param tool_call: the tool call as everything received so far made it.
     :param session: the session, read-only.
-    :returns: a timeline item, or None to leave it to the next plugin.
+    :returns: a tool item (``file_change``, ``command_execution``, ``file_read``,
+        ``search``, ``fetch`` or ``tool``: any other kind is an error naming the plugin),
+        or None to leave it to the next plugin.
 
     .. versionadded:: 0.1
     """

@@ -8,11 +8,15 @@ import pytest
 
 import acp_adapters.diff.content as diff_content
 from acp_adapters import (
+    ApprovalRequestItem,
     DiffPatch,
     FileChangeItem,
     Hooks,
+    NoticeItem,
+    PlanItem,
     PluginError,
     Provider,
+    UserMessageItem,
     diff_patch_of,
     hookimpl,
 )
@@ -186,3 +190,27 @@ def test_normalize_sees_the_diffs_a_refusal_replaced() -> None:
     item = Hooks(plugin_manager(Looks())).project_file_change(provider(), call, state.view())
     assert [type(c).__name__ for c in seen[-1]] == ["DiffV1", "ContentItem"]
     assert item.diff_str == SMALL_PATCH
+
+
+# --- project_tool_call answers a tool item --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "item",
+    [PlanItem(plan_id="p"), UserMessageItem(text="hi"), ApprovalRequestItem(), NoticeItem()],
+    ids=lambda item: item.kind,
+)
+def test_a_tool_call_projected_as_another_kind_of_item_names_the_plugin(item: Any) -> None:
+    class Wrong:
+        @hookimpl
+        def project_tool_call(self, provider: Provider) -> Any:
+            return item if provider.id == "wrong" else None
+
+    hooks = Hooks(plugin_manager(Wrong()))
+    state = session()
+    call = tool_call(kind="think", state=state)
+    with pytest.raises(PluginError, match=rf"'test-0' returned {type(item).__name__}") as info:
+        hooks.project_tool_call(provider("wrong"), call, state.view())
+    assert (info.value.plugin, info.value.hook) == ("test-0", "project_tool_call")
+    assert "FileChangeItem or CommandExecutionItem" in str(info.value)
+    assert hooks.project_tool_call(provider("right"), call, state.view()).kind == "tool"
