@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args, get_type_hints
 
 import pytest
 
@@ -21,8 +21,9 @@ from acp_adapters import (
     hookimpl,
 )
 from acp_adapters.diff.limits import DiffLimits
-from acp_adapters.runtime import Reducer
+from acp_adapters.runtime import Change, Reducer
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
+from acp_adapters.timeline.projector import Projector
 
 #: A rewrite of every line: past a cap of 10 line edits.
 OLD = "".join(f"line {i}\n" for i in range(20))
@@ -214,3 +215,38 @@ def test_a_tool_call_projected_as_another_kind_of_item_names_the_plugin(item: An
     assert (info.value.plugin, info.value.hook) == ("test-0", "project_tool_call")
     assert "FileChangeItem or CommandExecutionItem" in str(info.value)
     assert hooks.project_tool_call(provider("right"), call, state.view()).kind == "tool"
+
+
+# --- the projector dispatches every kind of change ------------------------------------------
+
+
+def test_every_kind_of_change_has_its_projection(monkeypatch: pytest.MonkeyPatch) -> None:
+    kinds = get_args(get_type_hints(Change)["kind"])
+    assert set(kinds) == {
+        "tool_call",
+        "message",
+        "plan",
+        "permission",
+        "session",
+        "terminal",
+        "unknown",
+    }
+    projector = Projector(Hooks(plugin_manager()), provider())
+    projected: list[tuple[str, str]] = []
+    for kind in kinds:
+        handler = f"_project_{kind}"
+        if hasattr(projector, handler):
+            monkeypatch.setattr(
+                projector, handler, lambda key, kind=kind: projected.append((kind, key))
+            )
+    for kind in kinds:
+        projector._apply([Change(kind, "key")])
+    # a session change (modes, commands, usage, the turn's state) has no item, explicitly
+    assert projected == [(kind, "key") for kind in kinds if kind != "session"]
+    assert ("terminal", "key") in projected
+
+
+def test_a_change_of_a_kind_not_known_is_not_dropped() -> None:
+    projector = Projector(Hooks(plugin_manager()), provider())
+    with pytest.raises(ValueError, match="'bogus'"):
+        projector._apply([Change("bogus", "key")])  # type: ignore[arg-type]

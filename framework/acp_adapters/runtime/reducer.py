@@ -26,7 +26,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -74,11 +74,17 @@ _PERMISSION: dict[int, TypeAdapter[Any]] = {
 }
 
 
+#: What a change touched: a tool call, a message, a plan, a permission request, the
+#: session itself (modes, commands, configuration, usage, the turn's state), a terminal,
+#: or an update that could not be understood.
+ChangeKind = Literal["tool_call", "message", "plan", "permission", "session", "terminal", "unknown"]
+
+
 @dataclass(frozen=True)
 class Change:
     """What one applied message touched: ``kind`` and the key of the thing in the state."""
 
-    kind: str  # "tool_call", "message", "plan", "permission", "session", "terminal", "unknown"
+    kind: ChangeKind
     key: str
 
 

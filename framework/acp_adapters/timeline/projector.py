@@ -222,13 +222,25 @@ class Projector:
     # --- projection -----------------------------------------------------------------------
 
     def _apply(self, changes: list[Change]) -> None:
+        # Every kind of change the reducer reports (``ChangeKind``), and what projects it.
+        dispatch: dict[str, Callable[[str], None]] = {
+            "tool_call": self._project_tool_call,
+            "message": self._project_message,
+            "plan": self._project_plan,
+            "permission": self._project_permission,
+            "terminal": self._project_terminal,
+            "unknown": self._project_unknown,
+            # Modes, commands, configuration, usage, the turn's state: no item shows them.
+            "session": lambda key: None,
+        }
         for change in dict.fromkeys(changes):
             if change.kind == "message" and self._grows(change.key):
                 self._stale[change.key] = self._now
                 continue
-            project = getattr(self, f"_project_{change.kind}", None)
-            if project is not None:
-                project(change.key)
+            project = dispatch.get(change.kind)
+            if project is None:
+                raise ValueError(f"no projection for a change of kind {change.kind!r}")
+            project(change.key)
 
     def _project_tool_call(self, key: str) -> None:
         call = self.state.tool_calls.get(key)
