@@ -7,10 +7,11 @@ plays an agent) starts without loading the rest of the package.
 * live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
 * timelines: ``project_capture`` and the item classes;
-* plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``;
+* plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``,
+  ``ProviderRegistrar`` (what ``register_providers`` is handed);
 * helpers for projections: ``tool_status``, ``count_changes``, ``FileContents``,
   ``file_contents_from_fs``, ``file_change_from_contents``, ``with_proposed_diffs``,
-  ``DiffPatch`` and ``diff_patch_of`` (what ``project_diff_patch`` answers).
+  ``command_item``, ``DiffPatch`` and ``diff_patch_of`` (what ``project_diff_patch`` answers).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from .projection import (
         DiffPatch,
         FileContents,
+        command_item,
         count_changes,
         diff_patch_of,
         file_change_from_contents,
@@ -66,7 +68,13 @@ if TYPE_CHECKING:
         tool_status,
         with_proposed_diffs,
     )
-    from .providers import GENERIC_PROVIDER_ID, LaunchSpec, Provider, ProviderRegistry
+    from .providers import (
+        GENERIC_PROVIDER_ID,
+        LaunchSpec,
+        Provider,
+        ProviderRegistrar,
+        ProviderRegistry,
+    )
     from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
     from .timeline import (
         ApprovalRequestItem,
@@ -126,6 +134,7 @@ _EXPORTS = {
     "Policy": ".permissions",
     "ProtocolVersionError": ".client",
     "Provider": ".providers",
+    "ProviderRegistrar": ".providers",
     "ProviderRegistry": ".providers",
     "ReasoningItem": ".timeline",
     "SearchItem": ".timeline",
@@ -141,6 +150,7 @@ _EXPORTS = {
     "UnknownProviderError": ".errors",
     "UserMessageItem": ".timeline",
     "connect": ".client",
+    "command_item": ".projection",
     "count_changes": ".projection",
     "diff_patch": ".diff",
     "diff_patch_of": ".projection",
@@ -193,6 +203,7 @@ __all__ = [
     "Policy",
     "ProtocolVersionError",
     "Provider",
+    "ProviderRegistrar",
     "ProviderRegistry",
     "ReasoningItem",
     "SearchItem",
@@ -207,6 +218,7 @@ __all__ = [
     "TurnStream",
     "UnknownProviderError",
     "UserMessageItem",
+    "command_item",
     "connect",
     "count_changes",
     "diff_patch",

@@ -12,13 +12,13 @@ from acp_adapters import (
     FileChangeItem,
     FileContents,
     Provider,
+    ProviderRegistrar,
     SessionView,
     ToolCall,
     file_change_from_contents,
     hookimpl,
     tool_status,
 )
-from acp_adapters.providers import ProviderRegistrar
 
 from .provider import PROVIDER, PROVIDER_ID, tool_response, true_contents
 

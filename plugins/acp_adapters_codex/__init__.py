@@ -17,16 +17,16 @@ from acp_adapters import (
     DiffPatch,
     FileChangeItem,
     Provider,
+    ProviderRegistrar,
     SessionView,
     TimelineItem,
     ToolCall,
+    command_item,
     count_changes,
     file_patches,
     hookimpl,
     tool_status,
 )
-from acp_adapters.projection import command_item
-from acp_adapters.providers import ProviderRegistrar
 
 from .provider import PROVIDER, PROVIDER_ID, codex_changes, command_line, moves
 

@@ -27,13 +27,13 @@ from acp_adapters import (
     DiffV1,
     DiffV2,
     Provider,
+    ProviderRegistrar,
     SessionView,
     ToolCall,
     ToolContent,
     file_contents_from_fs,
     hookimpl,
 )
-from acp_adapters.providers import ProviderRegistrar
 
 from .provider import PROVIDER, PROVIDER_ID, XAI_META_PREFIX
 

@@ -13,8 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from acp_adapters import LaunchSpec, Provider, hookimpl
-from acp_adapters.providers import ProviderRegistrar
+from acp_adapters import LaunchSpec, Provider, ProviderRegistrar, hookimpl
 
 from .registry import BUNDLED, RegistryAgent, read_registry
 

@@ -250,3 +250,23 @@ def test_a_change_of_a_kind_not_known_is_not_dropped() -> None:
     projector = Projector(Hooks(plugin_manager()), provider())
     with pytest.raises(ValueError, match="'bogus'"):
         projector._apply([Change("bogus", "key")])  # type: ignore[arg-type]
+
+
+# --- what provider plugins need is public ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["ProviderRegistrar", "command_item", "DiffPatch", "ToolContent"])
+def test_what_provider_plugins_need_is_public(name: str) -> None:
+    import acp_adapters
+
+    assert name in acp_adapters.__all__
+    assert getattr(acp_adapters, name) is not None
+
+
+def test_the_provider_plugins_import_only_public_names() -> None:
+    from pathlib import Path
+
+    plugins = Path(__file__).parent.parent.parent / "plugins"
+    for source in plugins.glob("acp_adapters_*/*.py"):
+        text = source.read_text(encoding="utf-8")
+        assert "from acp_adapters." not in text, source

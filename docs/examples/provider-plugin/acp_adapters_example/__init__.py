@@ -14,6 +14,7 @@ from acp_adapters import (
     FileChangeItem,
     LaunchSpec,
     Provider,
+    ProviderRegistrar,
     SessionView,
     ToolCall,
     count_changes,
@@ -22,7 +23,6 @@ from acp_adapters import (
     tool_status,
     unified_diff,
 )
-from acp_adapters.providers import ProviderRegistrar
 
 # start: provider
 PROVIDER_ID = "example"
