@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class AcpAdaptersError(Exception):
     """Base of every error of this package."""
@@ -47,3 +49,23 @@ class UnknownProviderError(AcpAdaptersError):
 
 class CaptureError(AcpAdaptersError):
     """Raised by ``project_capture`` when a capture cannot be read at all (not for a bad line)."""
+
+
+class AgentNotFoundError(AcpAdaptersError):
+    """Raised by ``connect`` when the agent's command does not exist (install it, or pass
+    ``command=``); the message names the command."""
+
+
+class ProtocolVersionError(AcpAdaptersError):
+    """Raised by ``connect`` when the agent answers ``initialize`` with a protocol version
+    this client does not speak."""
+
+
+class AuthenticationRequiredError(AcpAdaptersError):
+    """Raised by a session when the agent needs authentication first (JSON-RPC -32000);
+    ``methods`` lists its ways, and the message names them."""
+
+    def __init__(self, message: str, methods: list[dict[str, Any]]) -> None:
+        names = ", ".join(str(m.get("id", m.get("methodId"))) for m in methods) or "none offered"
+        super().__init__(f"{message}; authenticate with one of: {names}")
+        self.methods = methods
