@@ -99,10 +99,12 @@ def project_file_change(
 ) -> FileChangeItem | None:
     """Project a tool call that edits files into a ``file_change`` item.
 
-    The built-in projection takes the patch from ``project_diff_patch``, or, where the
-    session shows the file's true old and new content (the client's answer to
-    ``fs/read_text_file``, the agent's ``fs/write_text_file``), the true patch. It always
-    answers, even when the patch was capped. Stops at first non-None result.
+    The built-in projection works from the content ``normalize_diff_content`` gives, and
+    takes, where the session shows the file's true old and new content (the client's
+    answer to ``fs/read_text_file``, the agent's ``fs/write_text_file``, a live client's
+    disk reads around the edit), the true patch; else the patch and omitted reason of
+    ``project_diff_patch``. It always answers, even when the patch was capped. Stops at
+    first non-None result.
 
     :param provider: the provider of the session.
     :param tool_call: the tool call.

@@ -270,3 +270,22 @@ def test_the_provider_plugins_import_only_public_names() -> None:
     for source in plugins.glob("acp_adapters_*/*.py"):
         text = source.read_text(encoding="utf-8")
         assert "from acp_adapters." not in text, source
+
+
+# --- docs/plugins/hooks.md documents every hook as it is ------------------------------------
+
+
+def test_each_hook_section_shows_the_hooks_own_arguments() -> None:
+    import inspect
+    import re
+    from pathlib import Path
+
+    from acp_adapters import hookspecs
+
+    doc = (Path(__file__).parent.parent.parent / "docs" / "plugins" / "hooks.md").read_text()
+    sections = dict(re.findall(r"^## (\w+)\(([^)]*)\)$", doc, re.MULTILINE))
+    specs = {n: f for n, f in vars(hookspecs).items() if hasattr(f, "acp_adapters_spec")}
+    assert set(sections) == set(specs)
+    for name, function in specs.items():
+        arguments = ", ".join(inspect.signature(function).parameters)
+        assert sections[name] == arguments, name
