@@ -39,7 +39,7 @@ from acp_adapters import (
     project_capture,
     timeline_json_schema,
 )
-from acp_adapters.permissions import PermissionQuery, Policy
+from acp_adapters.permissions import ClientAction, PermissionQuery, Policy
 from acp_adapters.plugins import DEFAULT_PLUGINS
 from acp_adapters.timeline.capture import CaptureReader, _entries, agent_name
 from acp_adapters.timeline.projector import Projector
@@ -229,7 +229,9 @@ def _foreign_impls() -> list[tuple[str, pluggy.HookImpl]]:
         "project_tool_call",
         "project_file_change",
         "project_diff_patch",
+        "normalize_diff_content",
         "decide_permission",
+        "decide_client_action",
     )
     return [
         (name, impl)
@@ -252,6 +254,7 @@ def test_no_plugin_answers_for_a_provider_it_does_not_own(scenario: Scenario) ->
             "content": call.content,
             "limits": view.diff_limits,
             "request": PermissionQuery(request_id="1", tool_call=call),
+            "action": ClientAction(kind="command", command_line="true", tool_call=call),
             "policy": Policy(name="full-access"),
         }
         for hook, impl in _foreign_impls():

@@ -41,7 +41,12 @@ import anyio
 import pluggy
 from anyio.abc import TaskGroup
 
-from ..errors import AcpAdaptersError
+from ..errors import (
+    AcpAdaptersError,
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    ProtocolVersionError,
+)
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
@@ -87,23 +92,6 @@ SEND_SECONDS = 1.0
 #: How long, once the agent's output has ended, its exit status and the rest of its
 #: stderr are waited for before the session reports it gone.
 EXIT_WAIT_SECONDS = 2.0
-
-
-class AgentNotFoundError(AcpAdaptersError):
-    """The agent's command does not exist (install it, or pass ``command=``)."""
-
-
-class ProtocolVersionError(AcpAdaptersError):
-    """The agent answered ``initialize`` with a protocol version this client does not speak."""
-
-
-class AuthenticationRequiredError(AcpAdaptersError):
-    """The agent needs authentication first (JSON-RPC -32000); ``methods`` lists its ways."""
-
-    def __init__(self, message: str, methods: list[dict[str, Any]]) -> None:
-        names = ", ".join(str(m.get("id", m.get("methodId"))) for m in methods) or "none offered"
-        super().__init__(f"{message}; authenticate with one of: {names}")
-        self.methods = methods
 
 
 @dataclass(frozen=True)
