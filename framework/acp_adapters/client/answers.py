@@ -14,6 +14,8 @@ callback). Every command the client runs, or refuses to run, is a
 
 from __future__ import annotations
 
+import os
+import shlex
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -27,13 +29,15 @@ from pydantic import ValidationError
 from ..diff import diff_patch
 from ..permissions import (
     ACTION_OPTIONS,
+    EDIT_KINDS,
     ClientAction,
     PermissionDecision,
     PermissionQuery,
 )
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
-from ..runtime import DiffV1, DiffV2
+from ..runtime import DiffV1, DiffV2, ToolCall
 from ..runtime.commands import command_argv, command_line
+from ..runtime.paths import tool_call_paths
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
 from .terminals import Terminals
@@ -82,12 +86,18 @@ def real_terminals(workspace: Workspace, task_group: TaskGroup) -> TerminalBacke
 
 @dataclass
 class _Grant:
-    """The application allowed a tool call's permission request: the action it covers
-    is not asked again (once)."""
+    """The application allowed a tool call's permission request: the action it covers is
+    not asked again, once, and only while that tool call is unfinished and is the one the
+    action belongs to (its command, when it said which; its paths)."""
 
     kind: Literal["command", "write"]
-    tool_call_id: str | None
-    paths: tuple[str, ...]
+    tool_call_id: str
+    paths: tuple[str, ...] = ()
+    command: str | None = None
+
+
+#: Tool kinds, from the least a policy allows to the most (see :meth:`AgentRequests._judged`).
+_KIND_RANK = {"read": 0, "search": 0, "edit": 1, "delete": 1, "move": 1, "execute": 3}
 
 
 class AgentRequests:
@@ -232,6 +242,16 @@ class AgentRequests:
         version: Version = 2 if self.session.version == 2 else 1
         if method not in agent_methods(version) or method == "elicitation/complete":
             raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
+        # A request that names a session must name this one (an elicitation may name a
+        # request instead, with a null session; the schema wants one in the others).
+        ours = self.session.session_id
+        named = params.get("sessionId") if isinstance(params, dict) else None
+        if ours is not None and named is not None and named != ours:
+            # Served for this session, it would land in this session's timeline.
+            self.session.problems.append(
+                Problem("other_session", f"{method} for session {str(named)[:100]!r}")
+            )
+            raise RpcError(INVALID_PARAMS, f"unknown session {str(named)[:100]!r}")
         if method == "session/request_permission":
             # The reducer reads it (and answers an unreadable one "cancelled").
             return await self._permission(str(request_id), params)
@@ -263,7 +283,7 @@ class AgentRequests:
         query = PermissionQuery(
             request_id=request_id,
             title=request.title,
-            tool_call=projector.state.tool_calls.get(request.tool_call_id or ""),
+            tool_call=self._judged(projector.state.tool_calls.get(request.tool_call_id or "")),
             options=request.options,
         )
         decision = session.hooks.decide_permission(session.provider, query, session.policy)
@@ -287,27 +307,47 @@ class AgentRequests:
         projector.permission_answered(request_id, result, time.time())
         return result
 
+    def _judged(self, call: ToolCall | None) -> ToolCall | None:
+        """The tool call as the policy judges it: of the most powerful kind it was ever said
+        to be. An update cannot turn an announced command into a read for the policy."""
+        if call is None:
+            return None
+        said = self.session.projector.state.kinds_said.get(call.id, ())
+        worst = max((call.kind, *said), key=lambda kind: _KIND_RANK.get(kind, 2))
+        return call if worst == call.kind else call.model_copy(update={"kind": worst})
+
     def _grant(self, query: PermissionQuery, option_id: str | None) -> None:
-        """The application allowed a tool call: the command or writes it leads to are not
-        asked about again."""
+        """The application allowed a tool call: the command it runs, or the edits it makes,
+        are not asked about again."""
         kind = next((o.get("kind") for o in query.options if o.get("optionId") == option_id), None)
         call = query.tool_call
         if not (isinstance(kind, str) and kind.startswith("allow")) or call is None:
             return
-        from ..runtime.paths import tool_call_paths
-
         if call.kind == "execute":
-            self._grants.append(_Grant("command", call.id, ()))
-        else:
+            self._grants.append(_Grant("command", call.id, command=_said_command(call)))
+        elif call.kind in EDIT_KINDS:  # a read, a search, a fetch allows no write
             paths = tuple(tool_call_paths(call))
             if paths:
-                self._grants.append(_Grant("write", call.id, paths))
+                self._grants.append(_Grant("write", call.id, paths=paths))
 
-    def _use_grant(self, kind: Literal["command", "write"], path: str | None) -> bool:
+    def _use_grant(
+        self, kind: Literal["command", "write"], owner: str | None, what: tuple[str, ...]
+    ) -> bool:
+        """Whether an allowed permission covers this action, and use it up: the action's
+        tool call (``owner``) must be the granted one, still unfinished; a command must be
+        the one its tool call said it would run, a write one of its paths."""
+        state = self.session.projector.state
         for grant in self._grants:
-            if grant.kind == kind and (path is None or path in grant.paths):
-                self._grants.remove(grant)
-                return True
+            if grant.kind != kind or grant.tool_call_id != owner:
+                continue
+            if owner not in state.open_calls:
+                continue
+            if kind == "write" and not set(what) & set(grant.paths):
+                continue
+            if kind == "command" and grant.command is not None and grant.command not in what:
+                continue
+            self._grants.remove(grant)
+            return True
         return False
 
     async def _ask_application(self, query: PermissionQuery) -> PermissionDecision:
@@ -424,8 +464,8 @@ class AgentRequests:
             path=real,
             inside=inside,
             patch=self._write_patch(str(path), content) if self._may_ask() and inside else None,
-            tool_call=session.projector.state.tool_calls.get(owner or ""),
-            approved=self._use_grant("write", str(path)) or self._use_grant("write", real),
+            tool_call=self._judged(session.projector.state.tool_calls.get(owner or "")),
+            approved=self._use_grant("write", owner, (str(path), real)),
         )
         allowed, why = await self._decide(action)
         if not allowed:
@@ -460,6 +500,12 @@ class AgentRequests:
         args = params.get("args")
         words = command_argv(params["command"], args if isinstance(args, list) else None)
         cwd = params.get("cwd") if isinstance(params.get("cwd"), str) else None
+        # Where it would run, judged before anyone is asked: outside the folders is refused.
+        try:
+            where = str(session.workspace.resolve(cwd)) if cwd else str(session.workspace.cwd)
+        except RpcError as error:
+            session.projector.command_refused(line, cwd, error.message[:500], time.time())
+            raise
         env = params.get("env")
         names = tuple(
             str(v["name"])
@@ -472,10 +518,10 @@ class AgentRequests:
             kind="command",
             argv=tuple(str(w) for w in words),
             command_line=line,
-            cwd=cwd or str(session.workspace.cwd),
+            cwd=where,
             env_names=names,
-            tool_call=projector.state.tool_calls.get(announced or ""),
-            approved=self._use_grant("command", None),
+            tool_call=self._judged(projector.state.tool_calls.get(announced or "")),
+            approved=self._use_grant("command", announced, _command_forms(words, line)),
         )
         allowed, why = await self._decide(action)
         try:
@@ -504,6 +550,27 @@ class AgentRequests:
         if isinstance(terminal_id, str) and isinstance(result, dict):
             self.session.projector.command_answered(terminal_id, result, time.time())
         return result
+
+
+def _said_command(call: ToolCall) -> str | None:
+    """The command a tool call says it runs (``rawInput.command``), if it says."""
+    raw = call.raw_input if isinstance(call.raw_input, dict) else {}
+    command = raw.get("command", raw.get("cmd"))
+    if isinstance(command, list) and all(isinstance(part, str) for part in command):
+        return shlex.join(command)
+    return command if isinstance(command, str) else None
+
+
+def _command_forms(argv: list[str], line: str) -> tuple[str, ...]:
+    """The ways a tool call may name the command ``argv`` runs: its line, its argv quoted,
+    and the script of a shell that runs one (``sh -c SCRIPT``, ``bash -lc SCRIPT``)."""
+    forms = [line, shlex.join(argv)]
+    if len(argv) == 3 and os.path.basename(argv[0]) in _SHELLS and argv[1] in ("-c", "-lc"):
+        forms.append(argv[2])
+    return tuple(forms)
+
+
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash"})
 
 
 def _first_error(error: ValidationError) -> str:

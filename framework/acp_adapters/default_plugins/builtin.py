@@ -17,7 +17,14 @@ import pluggy
 from ..diff.limits import DiffLimits
 from ..hooks import Hooks
 from ..hookspecs import hookimpl
-from ..permissions import ActionDecision, ClientAction, PermissionDecision, PermissionQuery, Policy
+from ..permissions import (
+    EDIT_KINDS,
+    ActionDecision,
+    ClientAction,
+    PermissionDecision,
+    PermissionQuery,
+    Policy,
+)
 from ..projection import (
     DiffPatch,
     command_item,
@@ -51,8 +58,6 @@ from ..timeline.items import (
     UserMessageItem,
 )
 
-#: Tool kinds that change files.
-EDIT_KINDS = frozenset({"edit", "delete", "move"})
 #: Tool kinds that only look at the session's files (``fetch`` reaches the network, and
 #: ``think`` and ``other`` may do anything: none of them is a read).
 READ_KINDS = frozenset({"read", "search"})

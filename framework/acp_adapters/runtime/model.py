@@ -593,6 +593,9 @@ class SessionState:
         self.open_calls: dict[str, None] = {}
         self.open_by_path: dict[str, dict[str, None]] = {}
         self.paths_of: dict[str, tuple[str, ...]] = {}
+        #: Every kind each tool call was said to be, in any update or request: what a policy
+        #: judges it by is the most powerful of them (a command relabelled a read stays one).
+        self.kinds_said: dict[str, tuple[str, ...]] = {}
         #: Unfinished ``execute`` tool calls with no terminal yet, oldest first.
         self.open_commands: dict[str, None] = {}
         #: Tool calls a turn ended on while they were not finished, and the stop reason.

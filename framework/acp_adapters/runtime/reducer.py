@@ -236,6 +236,9 @@ class Reducer:
         changes: dict[str, Any] = {"last_seq": state.seq}
         if reported:
             changes["reported"] = True
+        said = raw.get("kind")
+        if isinstance(said, str) and said not in state.kinds_said.get(key, ()):
+            state.kinds_said[key] = (*state.kinds_said.get(key, ()), said)
         for alias, field in self._TOOL_FIELDS:
             if alias not in raw:
                 continue  # omitted: unchanged
@@ -507,6 +510,12 @@ class Reducer:
             tool_call_id = call.tool_call_id
         if call is not None and isinstance(raw_call, dict):
             announced = state.tool_calls.get(call.tool_call_id)
+            said = raw_call.get("kind")
+            if isinstance(said, str) and said not in state.kinds_said.get(call.tool_call_id, ()):
+                state.kinds_said[call.tool_call_id] = (
+                    *state.kinds_said.get(call.tool_call_id, ()),
+                    said,
+                )
             if announced is not None and announced.reported and "kind" in raw_call:
                 # What a tool call is was said when it was announced: a permission request
                 # must not make a command look like a read to the policy.
