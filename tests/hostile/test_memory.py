@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 
 from acp_adapters import connect
 from acp_adapters.runtime import FileEvent, Reducer, SessionState
@@ -202,3 +203,44 @@ def test_pipelined_reads_of_a_large_file_hold_one_answer_at_a_time(tmp_path: Pat
     # Each answer in flight costs its text and its encoded line (about 16 MiB here); twenty
     # at once were 320 MiB and more.
     assert peak < 80 * MIB, peak / MIB
+
+
+@pytest.mark.parametrize(
+    ("text", "start", "count"),
+    [
+        ("a\nb\nc\n", 0, 1),
+        ("a\nb\nc\n", 1, 5),
+        ("a\nb\nc", 2, 1),
+        ("a\nb\nc", 3, 1),
+        ("a\r\nb\u2028c\n", 0, 1),
+        ("", 0, 2),
+        ("a\nb\n", 0, 0),
+        ("a\nb\n", 1, None),
+    ],
+)
+def test_a_range_of_lines_is_the_lines_split_at_newlines(
+    text: str, start: int, count: int | None
+) -> None:
+    from acp_adapters.client.workspace import text_lines
+
+    parts = text.split("\n")
+    lines = [piece + "\n" for piece in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+    end = None if count is None else start + count
+    assert text_lines(text, start, count) == "".join(lines[start:end])
+
+
+def test_one_line_of_a_large_file_costs_one_line() -> None:
+    """A ``line``/``limit`` read of a 30 MiB file of short lines built a list of every line
+    (1.4 GB); the lines asked for are all it copies now."""
+    import tracemalloc
+
+    from acp_adapters.client.workspace import text_lines
+
+    text = "a\n" * (15 * MIB)
+    tracemalloc.start()
+    try:
+        assert text_lines(text, 1000, 2) == "a\na\n"
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < MIB
