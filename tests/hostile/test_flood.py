@@ -7,6 +7,7 @@ gets to read them: the session would hang for good.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import anyio
@@ -59,3 +60,22 @@ def test_a_flood_of_requests_read_by_nobody_does_not_hang_the_session(tmp_path: 
     stop_reason, problems = anyio.run(main)
     assert stop_reason == "end_turn"
     assert "too_many_requests" in problems
+
+
+def test_a_session_cancelled_by_a_timeout_closes_without_waiting_on_pipes_nobody_reads() -> None:
+    """A timeout around the session cancels its reader: closing it then waited 5 s on each
+    pipe for a reader that was gone (about 14 s in all)."""
+    import time
+
+    agent = [sys.executable, "-c", "import sys, time\nfor line in sys.stdin: time.sleep(100)"]
+
+    async def main() -> float:
+        started = time.monotonic()
+        with anyio.move_on_after(0.5):
+            async with connect(command=agent, cwd=".", policy="read-only", close_grace=0.1):
+                pass
+        return time.monotonic() - started
+
+    # A generous bound, far above the close's own (0.5 s + 0.1 s + a moment per pipe),
+    # far below the 10 s the pipes alone cost before.
+    assert anyio.run(main) < 6

@@ -241,6 +241,14 @@ class Session:
     async def _run(self, task_group: TaskGroup) -> None:
         self._task_group = task_group
         self.answers.start(task_group)
+        try:
+            await self._serve()
+        finally:
+            # Also when cancelled (a timeout around the session): nothing reads the pipes
+            # any more, so a close has nothing to wait for.
+            self._finished.set()
+
+    async def _serve(self) -> None:
         async with anyio.create_task_group() as inner:
             inner.start_soon(self.process.collect_stderr)
             # Its exit, not only the end of its output: a process it left running may
@@ -262,7 +270,6 @@ class Session:
             self.connection.fail_pending(self._gone)
             self._closed.set()
             self._idle.set()
-        self._finished.set()
 
     async def _shutdown(self, grace: float) -> None:
         """End the terminals and the agent (once: a second call waits for the first)."""

@@ -98,6 +98,10 @@ class StderrRing:
         return b"".join(self._chunks).decode("utf-8", errors="replace")
 
 
+#: How long closing the agent waits, for each of its pipes, for what is left in it to be read.
+CLOSE_OUTPUT_SECONDS = 0.5
+
+
 class WatchedStream(ByteReceiveStream):
     """A pipe's read end that knows whether it ended, and whether its reader is waiting.
 
@@ -475,11 +479,12 @@ class AgentProcess:
         self.family.collected()
         await self._finish_pipes()
 
-    async def _finish_pipes(self) -> None:
+    async def _finish_pipes(self, most: float = EXIT_OUTPUT_SECONDS) -> None:
         """Once the pipes are read to their end, or to what the agent wrote before it
-        exited: close this side of those still held open."""
+        exited (``most`` seconds at most for each): close this side of those still held
+        open."""
         for stream in (self._stdout, self._stderr):
-            await stream.settle(quiet=EXIT_QUIET_SECONDS, most=EXIT_OUTPUT_SECONDS)
+            await stream.settle(quiet=EXIT_QUIET_SECONDS, most=most)
         if self._stdout.ended.is_set() and self._stderr.ended.is_set():
             return
         with anyio.CancelScope(shield=True):
@@ -521,5 +526,7 @@ class AgentProcess:
             else:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(self.process.pid, signal.SIGKILL)
-            await self._finish_pipes()
+            # Closing: what is left in the pipes gets a moment to be read, if anything still
+            # reads it (a session cancelled by a timeout does not), and no more.
+            await self._finish_pipes(most=CLOSE_OUTPUT_SECONDS)
         return self.process.returncode
