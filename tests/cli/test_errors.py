@@ -34,7 +34,7 @@ from acp_adapters.transport import ConnectionClosed, RpcError
         (
             ConnectionClosed("closed", 3, "Traceback (most recent call last):\n  ...\nboom\n"),
             1,
-            "its stderr ends with: boom",
+            "its stderr ends with: Traceback (most recent call last): | ... | boom",
         ),
         (
             # npx with a version that is not published: npm's reason, not its log pointer
@@ -72,3 +72,25 @@ def test_explain(error: BaseException, code: int, says: str) -> None:
     assert exit_code == code
     assert says in line
     assert "\n" not in line
+
+
+def test_an_agent_that_fails_shows_the_last_lines_of_its_stderr_not_only_the_last() -> None:
+    tail = "Error: ANTHROPIC_API_KEY not set\nsee https://docs.example\n  at main.js:1\n"
+    code, line = explain(ConnectionClosed("the agent exited", 3, tail))
+    assert code == 1
+    assert "Error: ANTHROPIC_API_KEY not set | see https://docs.example | at main.js:1" in line
+
+
+def test_an_authentication_error_shows_the_answers_data() -> None:
+    from acp_adapters import AuthenticationRequiredError
+    from acp_adapters.transport import RpcError
+
+    try:
+        try:
+            raise RpcError(-32000, "err", {"details": "the key was revoked"})
+        except RpcError as cause:
+            raise AuthenticationRequiredError("err", []) from cause
+    except AuthenticationRequiredError as error:
+        code, line = explain(error)
+    assert code == 4
+    assert 'data: {"details":"the key was revoked"}' in line

@@ -94,8 +94,13 @@ def _explain(error: BaseException) -> tuple[int, str]:
     if isinstance(error, AgentNotFoundError):
         return EXIT_AGENT_NOT_FOUND, _one_line(str(error))
     if isinstance(error, AuthenticationRequiredError):
+        # The answer's data may say more (claude-agent-acp: why the credentials were refused).
+        cause = error.__cause__
+        data = _data(cause.data) if isinstance(cause, RpcError) else ""
         return EXIT_AUTHENTICATION, (
-            f"{_one_line(str(error))}: give the agent its credentials (its environment "
+            f"{_one_line(str(error))}"
+            + (f" (data: {data})" if data else "")
+            + ": give the agent its credentials (its environment "
             "variables, or its own login command), then run again"
         )
     if isinstance(error, CaptureError):
@@ -153,13 +158,15 @@ def _data(data: Any) -> str:
 
 #: npm's last words point to its log file; what went wrong is in the lines before.
 _NPM_ERROR = "npm error"
+#: How many of the last lines of an agent's stderr an error shows.
+_STDERR_LINES = 3
 _NPM_LOG_POINTER = "complete log of this run"
 
 
 def _last_line(text: str) -> str:
     """What the end of an agent's stderr says went wrong, on one line.
 
-    Its last line; but an agent started through ``npx`` that never ran (a version
+    Its last lines; but an agent started through ``npx`` that never ran (a version
     not published, no network) ends with npm's pointer to its log, and the reason
     is in npm's error lines before it.
     """
@@ -171,4 +178,6 @@ def _last_line(text: str) -> str:
     ]
     if said:
         return ("npm: " + "; ".join(said[-3:]))[:300]
-    return lines[-1][:300] if lines else ""
+    # The last lines, not only the last: a reason followed by a stack line or a link is
+    # common ("Error: ANTHROPIC_API_KEY not set" / "see https://..." / "at main.js:1").
+    return " | ".join(lines[-_STDERR_LINES:])[-400:] if lines else ""
