@@ -244,3 +244,24 @@ def test_one_line_of_a_large_file_costs_one_line() -> None:
     finally:
         tracemalloc.stop()
     assert peak < MIB
+
+
+def test_the_bounds_are_set_through_connect(tmp_path: Path) -> None:
+    """An application sets the session's bounds where it opens it."""
+    script = Script(tmp_path / "agent", [])
+
+    async def main() -> Any:
+        async with connect(
+            command=script.command,
+            cwd=tmp_path,
+            policy="read-only",
+            max_elements=1000,
+            max_pending_requests=7,
+            content_budget=123,
+        ) as session:
+            return session
+
+    session = anyio.run(main)
+    assert session.connection.max_elements == 1000
+    assert session.connection.max_pending_requests == 7
+    assert session.projector.state.file_store.budget == 123

@@ -54,6 +54,7 @@ from ..hooks import Hooks
 from ..permissions import Policy, PolicyName
 from ..plugins import get_plugin_manager
 from ..providers import Provider, ProviderRegistry
+from ..runtime import CONTENT_BUDGET, SessionState
 from ..timeline.capture import negotiated_version, provider_of
 from ..timeline.items import TimelineItem
 from ..timeline.projector import Projector
@@ -65,7 +66,11 @@ from ..transport import (
     Problem,
     RpcError,
 )
-from ..transport.jsonrpc import DEFAULT_MAX_LINE_BYTES
+from ..transport.jsonrpc import (
+    DEFAULT_MAX_ELEMENTS,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_MAX_PENDING_REQUESTS,
+)
 from ..transport.process import EXIT_OUTPUT_SECONDS, become_subreaper
 from .answers import (
     AgentRequests,
@@ -169,6 +174,9 @@ class Session:
         observe: Callable[[str, Any], None] | None = None,
         disk_patches: bool | DiskReader = True,
         terminals: TerminalFactory | None = None,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+        max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
+        content_budget: int = CONTENT_BUDGET,
     ) -> None:
         #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
         self.problems: list[Problem] = []
@@ -178,7 +186,12 @@ class Session:
         self.hooks = hooks
         self.workspace = workspace
         self.policy = policy
-        self.projector = Projector(hooks, provider, fixed_provider=fixed_provider)
+        self.projector = Projector(
+            hooks,
+            provider,
+            fixed_provider=fixed_provider,
+            state=SessionState(content_budget=content_budget),
+        )
         #: What answers the agent's requests and takes in its notifications.
         self.answers = AgentRequests(
             self,
@@ -198,6 +211,8 @@ class Session:
             on_message=observe,
             on_drained=self._drained,
             max_line_bytes=max_line_bytes,
+            max_elements=max_elements,
+            max_pending_requests=max_pending_requests,
         )
         self.version = 1
         self.agent_info: dict[str, Any] = {}
@@ -617,6 +632,9 @@ async def connect(
     terminals: TerminalFactory | None = None,
     max_terminals: int = DEFAULT_MAX_TERMINALS,
     subreaper: bool = True,
+    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
+    content_budget: int = CONTENT_BUDGET,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -652,6 +670,12 @@ async def connect(
         ``(workspace, task_group) -> TerminalBackend``. Default: real processes in the
         session's folder (after the policy allowed each command); a replay answers from
         its capture and runs nothing.
+    :param max_elements: the most values (strings, numbers, arrays, objects) one line from
+        the agent may hold; a longer line is dropped and reported (``too_many_elements``).
+    :param max_pending_requests: how many of the agent's requests may be in progress at
+        once; one past it is answered -32000 at once.
+    :param content_budget: how much file content (characters) the session keeps for true
+        patches; past it the oldest contents are let go (see docs/security.md).
     :param max_terminals: how many terminals the agent may have at once (not yet released)
         with the default backend; past it ``terminal/create`` is refused (-32000).
     :param subreaper: on Linux, make this process a child subreaper (once, for the whole
@@ -716,6 +740,9 @@ async def connect(
         observe=observe_all if observers else None,
         disk_patches=disk_patches,
         terminals=terminals or partial(Terminals, max_terminals=max_terminals),
+        max_elements=max_elements,
+        max_pending_requests=max_pending_requests,
+        content_budget=content_budget,
     )
     try:
         async with anyio.create_task_group() as task_group:

@@ -1,6 +1,7 @@
 """The version-neutral runtime model of a session, and the reducer that builds it."""
 
 from .model import (
+    CONTENT_BUDGET,
     Block,
     ContentItem,
     DiffChange,
@@ -25,6 +26,7 @@ from .paths import tool_call_paths
 from .reducer import TERMINAL_STATUSES, Change, Reducer
 
 __all__ = [
+    "CONTENT_BUDGET",
     "TERMINAL_STATUSES",
     "Block",
     "Change",
