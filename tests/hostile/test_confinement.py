@@ -436,3 +436,17 @@ def test_openat2_is_used_where_the_kernel_has_it(
     finally:
         ws.close()
     assert calls == ["sub/inner.txt", "sub"]
+
+
+@pytest.mark.parametrize(
+    "path", ["newdir/.", "newdir/..", "sub/" + "a" * 300, "deep/" + "b" * 300 + "/c.txt"]
+)
+def test_a_write_refused_for_its_name_makes_no_folder(tmp_path: Path, path: str) -> None:
+    from acp_adapters.client.workspace import Workspace
+    from acp_adapters.transport import RpcError
+
+    workspace = Workspace(tmp_path)
+    with pytest.raises(RpcError) as refused:
+        workspace.write_text(path, "x")
+    assert refused.value.code == -32602
+    assert path.split("/")[0] not in {p.name for p in tmp_path.iterdir()}

@@ -668,6 +668,12 @@ class Workspace:
             raise RpcError(
                 INVALID_PARAMS, f"{checked} ends with a /: it names a folder, not a file"
             )
+        # Judged before any folder is made: a write refused for its name leaves nothing.
+        name = checked.rsplit("/", 1)[-1]
+        if name in (".", ".."):
+            raise RpcError(INVALID_PARAMS, f"{checked} is a directory, not a file")
+        if any(len(os.fsencode(part)) > _NAME_MAX for part in checked.split("/")):
+            raise RpcError(INVALID_PARAMS, f"cannot write {checked}: File name too long")
         try:
             data = content.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: no UTF-8 holds it
@@ -682,6 +688,10 @@ class Workspace:
             # ENAMETOOLONG, ENOTDIR (a component is a file), EACCES, ENOSPC...: named by the
             # path asked for; the temporary file's name is nobody's business.
             raise RpcError(INVALID_PARAMS, f"cannot write {checked}: {error.strerror}") from None
+
+
+#: The longest name of one path component (bytes), as most file systems take it.
+_NAME_MAX = 255
 
 
 def _replace_leaf(data: bytes) -> _Leaf[str]:
