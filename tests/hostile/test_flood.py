@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import anyio
+import pytest
 
 from acp_adapters import PermissionQuery, connect
 
@@ -79,3 +80,32 @@ def test_a_session_cancelled_by_a_timeout_closes_without_waiting_on_pipes_nobody
     # A generous bound, far above the close's own (0.5 s + 0.1 s + a moment per pipe),
     # far below the 10 s the pipes alone cost before.
     assert anyio.run(main) < 6
+
+
+def test_a_flood_of_problems_is_logged_a_few_times_and_kept_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from acp_adapters.transport import Connection
+    from byte_streams import Chunks, Sink
+
+    lines = [b"not json\n"] * 500
+    problems: list[object] = []
+
+    async def main() -> None:
+        async def ignore(*_: object) -> None:
+            return None
+
+        connection = Connection(
+            Chunks(lines),
+            Sink(),
+            on_request=ignore,
+            on_notification=ignore,
+            on_problem=problems.append,
+        )
+        async with anyio.create_task_group() as group:
+            await connection.serve(group)
+
+    with caplog.at_level("WARNING", logger="acp_adapters.transport"):
+        anyio.run(main)
+    assert len(problems) == 500
+    assert len(caplog.records) == 11  # ten, and one that says the rest is not logged

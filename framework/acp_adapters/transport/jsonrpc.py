@@ -77,6 +77,8 @@ METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
+#: How many problems of one kind a connection logs as warnings (all are in ``problems``).
+LOGGED_PER_KIND = 10
 #: How many refusals may wait for the agent to read them before reading waits too (a few
 #: MiB of small answers; see :meth:`Connection._refuse`).
 QUEUED_ANSWERS = 65536
@@ -202,6 +204,8 @@ class Connection:
         self.max_line_bytes = max_line_bytes
         self.max_elements = max_elements
         self.max_pending_requests = max_pending_requests
+        #: How many problems of each kind were logged.
+        self._logged: dict[str, int] = {}
         #: The agent's requests being handled now (each in a task).
         self._in_progress = 0
         self._ids = count(1)
@@ -285,7 +289,15 @@ class Connection:
 
     def _problem(self, kind: str, detail: str) -> None:
         problem = Problem(kind, detail[:300])
-        log.warning("acp connection: %s: %s", kind, problem.detail)
+        # A flood of one kind is logged a few times, then once more to say so: the log of an
+        # application that set none up is stderr, and an agent must not fill it.
+        seen = self._logged[kind] = self._logged.get(kind, 0) + 1
+        if seen <= LOGGED_PER_KIND:
+            log.warning("acp connection: %s: %s", kind, problem.detail)
+        elif seen == LOGGED_PER_KIND + 1:
+            log.warning("acp connection: more %s problems; not logged (see problems)", kind)
+        else:
+            log.debug("acp connection: %s: %s", kind, problem.detail)
         self._on_problem(problem)
 
     def _parse_line(self, line: bytes) -> Any:
