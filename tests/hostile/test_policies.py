@@ -20,6 +20,12 @@ from .scripts import Script, run_shell
 
 pytestmark = pytest.mark.anyio
 
+#: The options of the agent's permission requests here: allow once, or reject.
+OPTIONS = [
+    {"optionId": "y", "name": "Yes", "kind": "allow_once"},
+    {"optionId": "n", "name": "No", "kind": "reject_once"},
+]
+
 
 @pytest.fixture
 def anyio_backend() -> str:
@@ -190,13 +196,9 @@ async def test_a_command_allowed_through_its_permission_request_is_not_asked_aga
     tmp_path: Path,
 ) -> None:
     call = {"toolCallId": "c1", "title": "run it", "kind": "execute", "status": "pending"}
-    options = [
-        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
-        {"optionId": "no", "name": "No", "kind": "reject_once"},
-    ]
     steps = [
         {"update": {"sessionUpdate": "tool_call", **call}},
-        {"request": "session/request_permission", "params": {"toolCall": call, "options": options}},
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": OPTIONS}},
         run_shell("echo once"),
         {"request": "terminal/wait_for_exit", "params": {"terminalId": "$terminal"}},
         run_shell("echo twice"),
@@ -217,44 +219,36 @@ async def test_a_permission_request_cannot_lower_the_kind_of_an_announced_tool_c
     tmp_path: Path,
 ) -> None:
     announced = {"toolCallId": "c1", "title": "rm -rf", "kind": "execute", "status": "pending"}
-    options = [
-        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
-        {"optionId": "no", "name": "No", "kind": "reject_once"},
-    ]
     steps = [
         {"update": {"sessionUpdate": "tool_call", **announced}},
         {
             "request": "session/request_permission",
-            "params": {"toolCall": {**announced, "kind": "read"}, "options": options},
+            "params": {"toolCall": {**announced, "kind": "read"}, "options": OPTIONS},
         },
     ]
     script, session = await play(tmp_path, steps, "read-only")
-    assert script.answers()[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "no"}
+    assert script.answers()[0]["result"]["outcome"] == {"outcome": "selected", "optionId": "n"}
     assert session.projector.state.tool_calls["c1"].kind == "execute"
 
 
 @pytest.mark.parametrize("kind", ["fetch", "think"])
 async def test_read_only_does_not_count_fetch_or_think_as_reads(tmp_path: Path, kind: str) -> None:
     call = {"toolCallId": "c1", "title": "x", "kind": kind, "status": "pending"}
-    options = [
-        {"optionId": "yes", "name": "Yes", "kind": "allow_once"},
-        {"optionId": "no", "name": "No", "kind": "reject_once"},
-    ]
     steps = [
-        {"request": "session/request_permission", "params": {"toolCall": call, "options": options}}
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": OPTIONS}}
     ]
     script, _ = await play(tmp_path, steps, "read-only")
-    assert script.answers()[0]["result"]["outcome"]["optionId"] == "no"
+    assert script.answers()[0]["result"]["outcome"]["optionId"] == "n"
 
 
 async def test_an_option_id_offered_twice_is_answered_cancelled(tmp_path: Path) -> None:
     call = {"toolCallId": "c1", "title": "read", "kind": "read", "status": "pending"}
-    options = [
+    twice = [
         {"optionId": "same", "name": "Allow", "kind": "allow_once"},
         {"optionId": "same", "name": "Reject", "kind": "reject_once"},
     ]
     steps = [
-        {"request": "session/request_permission", "params": {"toolCall": call, "options": options}}
+        {"request": "session/request_permission", "params": {"toolCall": call, "options": twice}}
     ]
     script, session = await play(tmp_path, steps, "read-only")
     assert script.answers()[0]["result"]["outcome"] == {"outcome": "cancelled"}
@@ -272,12 +266,6 @@ async def test_updates_for_another_session_or_none_are_problems_not_items(tmp_pa
     kinds = [p.kind for p in session.problems]
     assert "other_session" in kinds
     assert "invalid_notification" in kinds
-
-
-OPTIONS = [
-    {"optionId": "y", "name": "Yes", "kind": "allow_once"},
-    {"optionId": "n", "name": "No", "kind": "reject_once"},
-]
 
 
 class Refusing:
