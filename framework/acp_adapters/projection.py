@@ -275,10 +275,14 @@ def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> Co
     if isinstance(output_raw, str):
         output = output_raw
     elif isinstance(output_raw, dict):
-        for key in ("formatted_output", "aggregated_output", "output", "stdout"):
-            if isinstance(output_raw.get(key), str):
-                output = output_raw[key]
-                break
+        # The first of them that says something: an agent may send ``output: ""`` beside
+        # the real ``stdout``.
+        texts = [
+            output_raw[key]
+            for key in ("formatted_output", "aggregated_output", "output", "stdout")
+            if isinstance(output_raw.get(key), str)
+        ]
+        output = next((text for text in texts if text), texts[0] if texts else None)
         for key in ("exit_code", "exitCode"):
             if isinstance(output_raw.get(key), int):
                 exit_code = output_raw[key]
@@ -292,10 +296,11 @@ def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> Co
         terminal = session.terminal_of(tool_call.id)
         terminal_id = terminal.id if terminal is not None else None
     if terminal is not None:
-        output = output if output is not None else (terminal.text or None)
+        output = output if output else (terminal.text or output)
         exit_code = exit_code if exit_code is not None else terminal.exit_code
-    if output is None:
-        output = content_text(tool_call.content)
+    if not output:
+        # Only in the content's text (or nowhere): an empty output never hides a real one.
+        output = content_text(tool_call.content) or output
     cwd = raw.get("cwd")
     client = terminal is not None and terminal.client
     return CommandExecutionItem(
