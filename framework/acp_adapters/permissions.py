@@ -28,8 +28,23 @@ from .runtime import ToolCall
 
 PolicyName = Literal["read-only", "workspace-write", "full-access", "ask"]
 
+#: Tool kinds that only look at the session's files (``fetch`` reaches the network, and
+#: ``think`` and ``other`` may do anything: none of them is a read).
+READ_KINDS = frozenset({"read", "search"})
 #: Tool kinds that change files.
 EDIT_KINDS = frozenset({"edit", "delete", "move"})
+#: Tool kinds that run commands: ``workspace-write`` asks the application about them.
+RUN_KINDS = frozenset({"execute"})
+
+
+def kind_rank(kind: str) -> int:
+    """How much a policy must allow for a tool call of ``kind``: a read least, a command
+    most, any other kind (fetch, think, other, one not known here) in between."""
+    if kind in READ_KINDS:
+        return 0
+    if kind in EDIT_KINDS:
+        return 1
+    return 3 if kind in RUN_KINDS else 2
 
 
 class Policy(BaseModel):

@@ -40,6 +40,7 @@ from acp_adapters.cli.rows import dumps, item_row
 from acp_adapters.permissions import PermissionQuery
 from acp_adapters.timeline.items import PlanStep
 from acp_adapters.transport import ConnectionClosed, RpcError
+from capture_lines import one_turn
 
 from .conftest import Invoke
 
@@ -170,28 +171,8 @@ def test_an_error_line_shows_the_agents_words_escaped(error: BaseException) -> N
 
 def _capture(tmp_path: Path, *updates: dict[str, Any]) -> Path:
     """A capture of one turn: the prompt, the agent's ``updates``, the end of the turn."""
-    session = {"sessionId": "s"}
-    messages = [
-        ("client->agent", {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
-        ("agent->client", {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {}}}),
-        ("client->agent", {"id": 1, "method": "session/new", "params": {"cwd": "<workspace>"}}),
-        ("agent->client", {"id": 1, "result": session}),
-        (
-            "client->agent",
-            {"id": 2, "method": "session/prompt", "params": {**session, "prompt": []}},
-        ),
-        *(
-            ("agent->client", {"method": "session/update", "params": {**session, "update": u}})
-            for u in updates
-        ),
-        ("agent->client", {"id": 2, "result": {"stopReason": "end_turn"}}),
-    ]
     path = tmp_path / "capture.jsonl"
-    lines = [
-        json.dumps({"dir": direction, "t": 0.0, "msg": {"jsonrpc": "2.0", **message}})
-        for direction, message in messages
-    ]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    path.write_text("\n".join(one_turn(*updates)) + "\n", encoding="utf-8")
     return path
 
 

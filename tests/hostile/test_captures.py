@@ -26,6 +26,7 @@ from acp_adapters.capture_format import capture_values
 from acp_adapters.client.recorder import CaptureRecorder
 from acp_adapters.errors import CaptureError
 from acp_adapters.replay import read_capture
+from capture_lines import one_turn
 
 pytestmark = pytest.mark.anyio
 
@@ -39,30 +40,6 @@ BREAKING = f"one\u2028{FORGED}\u2029two\x85three"
 
 def lines_of(path: Path) -> list[bytes]:
     return path.read_bytes().split(b"\n")[:-1]
-
-
-def session_lines(*messages: tuple[str, dict[str, Any]]) -> list[str]:
-    return [json.dumps({"dir": d, "t": 0.0, "msg": {"jsonrpc": "2.0", **m}}) for d, m in messages]
-
-
-def one_turn(*updates: dict[str, Any]) -> list[str]:
-    """A capture of one v1 turn, with the agent's ``updates``."""
-    session = {"sessionId": "s"}
-    return session_lines(
-        ("client->agent", {"id": 0, "method": "initialize", "params": {"protocolVersion": 1}}),
-        ("agent->client", {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {}}}),
-        ("client->agent", {"id": 1, "method": "session/new", "params": {"cwd": "<workspace>"}}),
-        ("agent->client", {"id": 1, "result": session}),
-        (
-            "client->agent",
-            {"id": 2, "method": "session/prompt", "params": {**session, "prompt": []}},
-        ),
-        *(
-            ("agent->client", {"method": "session/update", "params": {**session, "update": u}})
-            for u in updates
-        ),
-        ("agent->client", {"id": 2, "result": {"stopReason": "end_turn"}}),
-    )
 
 
 def said(text: str) -> dict[str, Any]:

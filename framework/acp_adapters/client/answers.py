@@ -33,6 +33,7 @@ from ..permissions import (
     ClientAction,
     PermissionDecision,
     PermissionQuery,
+    kind_rank,
 )
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
 from ..runtime import DiffV1, DiffV2, ToolCall
@@ -40,7 +41,6 @@ from ..runtime.commands import command_argv, command_line
 from ..runtime.paths import tool_call_paths
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
-from .terminals import Terminals
 from .workspace import FORBIDDEN, MissingFileRead, Workspace
 
 if TYPE_CHECKING:
@@ -79,11 +79,6 @@ class TerminalBackend(Protocol):
 TerminalFactory = Callable[[Workspace, TaskGroup], TerminalBackend]
 
 
-def real_terminals(workspace: Workspace, task_group: TaskGroup) -> TerminalBackend:
-    """The default terminal backend: each terminal a real process in the session's folder."""
-    return Terminals(workspace, task_group)
-
-
 @dataclass
 class _Grant:
     """The application allowed a tool call's permission request: the action it covers is
@@ -94,10 +89,6 @@ class _Grant:
     tool_call_id: str
     paths: tuple[str, ...] = ()
     command: str | None = None
-
-
-#: Tool kinds, from the least a policy allows to the most (see :meth:`AgentRequests._judged`).
-_KIND_RANK = {"read": 0, "search": 0, "edit": 1, "delete": 1, "move": 1, "execute": 3}
 
 
 class AgentRequests:
@@ -112,7 +103,7 @@ class AgentRequests:
         missing_file_read: MissingFileRead,
         disk_patches: bool | DiskReader,
         observe: Callable[[str, Any], None] | None,
-        terminals: TerminalFactory | None,
+        terminals: TerminalFactory,
     ) -> None:
         self.session = session
         self._ask = ask
@@ -123,7 +114,7 @@ class AgentRequests:
             disk_patches if callable(disk_patches) else self._read_confined
         )
         self._observe = observe
-        self._terminal_factory = terminals or real_terminals
+        self._terminal_factory = terminals
         self.terminals: TerminalBackend | None = None
         #: Questions to the application still open: cancelled with the turn or the session.
         self.asking: set[anyio.CancelScope] = set()
@@ -313,7 +304,7 @@ class AgentRequests:
         if call is None:
             return None
         said = self.session.projector.state.kinds_said.get(call.id, ())
-        worst = max((call.kind, *said), key=lambda kind: _KIND_RANK.get(kind, 2))
+        worst = max((call.kind, *said), key=kind_rank)
         return call if worst == call.kind else call.model_copy(update={"kind": worst})
 
     def _grant(self, query: PermissionQuery, option_id: str | None) -> None:

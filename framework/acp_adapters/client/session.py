@@ -173,7 +173,7 @@ class Session:
         agent_env: Mapping[str, str],
         observe: Callable[[str, Any], None] | None = None,
         disk_patches: bool | DiskReader = True,
-        terminals: TerminalFactory | None = None,
+        terminals: TerminalFactory,
         max_elements: int = DEFAULT_MAX_ELEMENTS,
         max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
         content_budget: int = CONTENT_BUDGET,

@@ -203,24 +203,6 @@ def _read_descriptor(descriptor: int, name: str, limit: int) -> str:
         return handle.read(limit + 1)  # a file that grew since it was measured is cut
 
 
-def read_regular_text(path: str | os.PathLike[str], limit: int) -> str:
-    r"""The UTF-8 text of a regular file of at most ``limit`` bytes, line ends as they are.
-
-    Opened by name, without blocking: a path an agent names may be a FIFO or a device, and
-    the session reads in its event loop. Not confined: for a path an agent chose, use
-    :meth:`Workspace.read_confined`.
-
-    :raises FileNotFoundError, IsADirectoryError, NotRegularFileError, FileTooLargeError:
-        as they say; other ``OSError``\ s, ``UnicodeDecodeError`` (not UTF-8) and
-        ``ValueError`` (a NUL in the path) as they come.
-    """
-    descriptor = os.open(path, _READ)
-    try:
-        return _read_descriptor(descriptor, os.fspath(path), limit)
-    finally:
-        os.close(descriptor)
-
-
 # --- the walk ------------------------------------------------------------------------------
 
 

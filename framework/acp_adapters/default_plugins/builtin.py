@@ -19,6 +19,8 @@ from ..hooks import Hooks
 from ..hookspecs import hookimpl
 from ..permissions import (
     EDIT_KINDS,
+    READ_KINDS,
+    RUN_KINDS,
     ActionDecision,
     ClientAction,
     PermissionDecision,
@@ -57,12 +59,6 @@ from ..timeline.items import (
     ToolItem,
     UserMessageItem,
 )
-
-#: Tool kinds that only look at the session's files (``fetch`` reaches the network, and
-#: ``think`` and ``other`` may do anything: none of them is a read).
-READ_KINDS = frozenset({"read", "search"})
-#: Tool kinds that run commands: ``workspace-write`` asks the application about them.
-RUN_KINDS = frozenset({"execute"})
 
 
 def is_file_change(tool_call: ToolCall, session: SessionView) -> bool:
