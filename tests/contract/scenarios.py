@@ -10,7 +10,9 @@ client), ``data/recorded`` (claude-agent-acp as v1 and v2, codex-acp and Grok Bu
 recorded by this project with ``tests/peers/record_scenarios.py``, each with a
 ``.files.json`` of the workspace before and after), and ``data/synthetic``
 (Grok-shaped sessions written by ``generate_grok.py``). ``data/recorded`` also
-holds the scripted agent on the official Python SDK (``sdk-*``, the generic provider).
+holds the scripted agent on the official Python SDK (``sdk-*``, the generic provider),
+and the traffic patterns of real agents it plays (``patterns-*``, the generic provider
+too; ``contract/test_patterns.py`` checks each one's true patch).
 """
 
 from __future__ import annotations
@@ -62,28 +64,45 @@ def _synthetic(name: str, **kwargs: object) -> Scenario:
 
 #: Edit tool calls in each recorded scenario (the one a crash or a refusal stops counts).
 #: (The SDK agent's cancelled turn waits on a command, not an edit.)
-RECORDED_EDITS = {"shell-command": 0, "plan": 0, "multi-turn": 2, "sdk-cancelled-turn": 0}
+RECORDED_EDITS = {
+    "shell-command": 0,
+    "plan": 0,
+    "multi-turn": 2,
+    "sdk-cancelled-turn": 0,
+    "patterns-command-output": 0,
+}
+#: Recorded sessions whose patches are what the agent claimed, not what the disk shows:
+#: the client could check nothing, and the agent wrote nothing.
+CLAIMED_ONLY = {"patterns-empty-oldtext-unknown"}
+#: Recorded sessions the general tests cannot read, checked by ``contract/test_patterns.py``
+#: alone: the agent reports an existing file's new text without its ``oldText``, as if the
+#: file were new, and the approved-write check takes what was written from that report.
+OWN_CHECKS_ONLY = {"patterns-no-oldtext-existing"}
+PROVIDERS = {"codex": "codex", "grok": "grok", "sdk": "acp", "patterns": "acp"}
 
 
 def _recorded() -> list[Scenario]:
     """The sessions of ``data/recorded``: ``<agent>-<scenario>.jsonl`` and its files."""
     scenarios = []
     for path in sorted((DATA / "recorded").glob("*.jsonl")):
+        if path.stem in OWN_CHECKS_ONLY:
+            continue
         agent, _, kind = path.stem.partition("-")
         if agent == "claude":
             version, _, kind = kind.partition("-")
             agent = f"claude-{version}"
         files = json.loads(path.with_suffix(".files.json").read_text(encoding="utf-8"))
-        patched = kind not in ("capped-rewrite",)  # a capped rewrite's patch is left out
+        # A capped rewrite's patch is left out.
+        patched = kind not in ("capped-rewrite",) and path.stem not in CLAIMED_ONLY
         scenarios.append(
             Scenario(
                 path.stem,
                 path,
-                {"codex": "codex", "grok": "grok", "sdk": "acp"}.get(agent, "claude"),
+                PROVIDERS.get(agent, "claude"),
                 before=files["before"],
                 after=files["after"] if patched else None,
                 edits=RECORDED_EDITS.get(path.stem, RECORDED_EDITS.get(kind, 1)),
-                shows=(kind,),
+                shows=(kind,) if kind in KINDS else (),  # a pattern is no named scenario
             )
         )
     return scenarios

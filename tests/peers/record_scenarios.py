@@ -10,6 +10,13 @@ Writes ``DIR/<agent>-<scenario>.jsonl`` and, beside it, ``.files.json``: the
 workspace before and after, for the contract suite's patch checks. ``BIN`` is
 the agents' ``node_modules/.bin`` (default: ``$ACP_ADAPTERS_PEER_AGENTS``, as
 ``tox -e peers`` installs them). ``tox -e record`` runs it into ``tests/data/recorded``.
+
+``--only patterns`` records the traffic patterns of real agents that the scripted
+``tests/agents/pattern_agent.py`` plays (``tests/pattern_helpers.py``), each answered
+as its live test answers it, into ``DIR/patterns-<pattern>.jsonl``; they need no agent
+from npm (``--agents`` may name any folder)::
+
+    python tests/peers/record_scenarios.py --agents /nonexistent --only patterns
 """
 
 from __future__ import annotations
@@ -34,10 +41,11 @@ sys.path.insert(0, str(HERE.parent))
 import acp_adapters  # noqa: E402
 from acp_adapters import PermissionQuery  # noqa: E402
 from acp_adapters.transport import ConnectionClosed  # noqa: E402
+from pattern_helpers import PATTERN_AGENT, PATTERNS  # noqa: E402
 from peers import launch  # noqa: E402
 from peers.fake_model_server import FakeModelServer, Step, Text, ToolCall, ToolCalls  # noqa: E402
 
-Agent = Literal["claude-v1", "claude-v2", "codex", "grok", "sdk"]
+Agent = Literal["claude-v1", "claude-v2", "codex", "grok", "sdk", "patterns"]
 Answer = Literal["allow", "reject", "wait", "crash"]
 TURN_SECONDS = 90
 
@@ -59,6 +67,10 @@ class Recording:
     files: dict[str, str] = field(default_factory=lambda: {"existing.txt": EXISTING})
     #: How the application answers permission requests; "crash" kills the agent instead.
     answer: Answer = "allow"
+    #: The client's policy: "ask" puts every question to ``answer``.
+    policy: Literal["ask", "full-access"] = "ask"
+    #: Whether the client reads the files an edit names around it.
+    disk_patches: bool = True
 
 
 CLAUDE: tuple[Agent, ...] = ("claude-v1", "claude-v2")
@@ -191,6 +203,25 @@ def multi_turn(ws: Path, agent: Agent) -> list[list[Step]]:
     return [write(ws, agent)[0], edit(ws, agent)[0]]
 
 
+def scripted(ws: Path, agent: Agent) -> list[list[Step]]:
+    """The pattern agent's prompt is its script: the model is never called."""
+    return [[Text("unused")]]
+
+
+def _pattern(name: str) -> Recording:
+    """One traffic pattern of real agents, answered as its live test answers it."""
+    pattern = PATTERNS[name]
+    return Recording(
+        name,
+        ("patterns",),
+        (name,),
+        scripted,
+        answer="reject" if pattern.answer == "reject_once" else "allow",
+        policy=pattern.policy,
+        disk_patches=pattern.disk_patches,
+    )
+
+
 RECORDINGS = (
     Recording("write-approved", ALL, ("create new.txt",), write),
     Recording("edit-existing", ALL, ("change beta in existing.txt",), edit),
@@ -204,6 +235,7 @@ RECORDINGS = (
     Recording("plan", ALL, ("plan the fix",), plan),
     Recording("multi-turn", ALL, ("create new.txt", "now change beta in existing.txt"), multi_turn),
     Recording("crash-mid-turn", ALL, ("create new.txt",), write, answer="crash"),
+    *(_pattern(name) for name in PATTERNS),
 )
 
 
@@ -245,16 +277,22 @@ async def record(recording: Recording, agent: Agent, agents_bin: Path, out: Path
         with FakeModelServer(steps) as server:
             if agent == "sdk":
                 command, env = [sys.executable, str(SDK_AGENT)], {}
+            elif agent == "patterns":
+                command, env = PATTERN_AGENT, {}
             else:
                 starter = {"codex": launch.codex, "grok": launch.grok}.get(agent, launch.claude)
                 command, env = starter(agents_bin, home, server)
             async with acp_adapters.connect(
-                {"codex": "codex", "grok": "grok", "sdk": None}.get(agent, "claude"),
+                {"codex": "codex", "grok": "grok", "sdk": None, "patterns": None}.get(
+                    agent, "claude"
+                ),
                 workspace,
                 command=command,
                 env=env,
                 protocol=1 if agent == "claude-v1" else 2,
+                policy=recording.policy,
                 ask=ask,
+                disk_patches=recording.disk_patches,
                 new_session=agent != "codex",
                 record=capture,
             ) as session:
