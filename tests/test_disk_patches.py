@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_adapters import FileChangeItem, Hooks, ProviderRegistry, get_plugin_manager
-from acp_adapters.timeline.projector import Projector
+from acp_adapters.projection.projector import Projector
 from diff_helpers import apply_patch
 
 PATH = "/ws/notes.txt"

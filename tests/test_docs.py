@@ -42,7 +42,7 @@ def test_every_public_name_is_documented() -> None:
 
 
 def test_every_hook_is_documented_and_tested() -> None:
-    from acp_adapters import hookspecs
+    from acp_adapters.plugin import hookspecs
 
     hooks_doc = (DOCS / "plugins" / "hooks.md").read_text(encoding="utf-8")
     tests = (Path(__file__).parent / "plugins" / "test_hooks.py").read_text(encoding="utf-8")

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from acp_adapters import Hooks, ProviderRegistry, get_plugin_manager, project_capture
+from acp_adapters.projection.projector import Projector
 from acp_adapters.protocol import parse_notification
 from acp_adapters.runtime import Reducer, SessionState
-from acp_adapters.timeline.projector import Projector
 from schema_strategies import JSON, instances, mutated
 
 NOTIFICATION = {1: "SessionNotification", 2: "UpdateSessionNotification"}

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         file_patches,
         unified_diff,
     )
+    from .diff.content import DiffPatch
     from .diff.limits import DiffLimits
     from .errors import (
         AcpAdaptersError,
@@ -47,34 +48,34 @@ if TYPE_CHECKING:
         PluginLoadError,
         UnknownProviderError,
     )
-    from .hooks import Hooks
-    from .hookspecs import hookimpl
-    from .permissions import (
+    from .plugin.hooks import Hooks
+    from .plugin.hookspecs import hookimpl
+    from .plugin.manager import get_plugin_manager
+    from .plugin.permissions import (
         ActionDecision,
         ClientAction,
         PermissionDecision,
         PermissionQuery,
         Policy,
     )
-    from .plugins import get_plugin_manager
-    from .projection import (
-        DiffPatch,
-        FileContents,
-        command_item,
-        count_changes,
-        diff_patch_of,
-        file_change_from_contents,
-        file_contents_from_fs,
-        tool_status,
-        with_proposed_diffs,
-    )
-    from .providers import (
+    from .plugin.providers import (
         GENERIC_PROVIDER_ID,
         LaunchSpec,
         Provider,
         ProviderRegistrar,
         ProviderRegistry,
     )
+    from .projection.files import (
+        FileContents,
+        count_changes,
+        diff_patch_of,
+        file_change_from_contents,
+        file_contents_from_fs,
+        with_proposed_diffs,
+    )
+    from .projection.timeline import Timeline
+    from .projection.tools import command_item, tool_status
+    from .projection.traffic import project_capture
     from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
     from .timeline import (
         ApprovalRequestItem,
@@ -88,18 +89,16 @@ if TYPE_CHECKING:
         PlanItem,
         ReasoningItem,
         SearchItem,
-        Timeline,
         TimelineItem,
         ToolItem,
         UserMessageItem,
         timeline_json_schema,
     )
-    from .timeline.capture import project_capture
 
 #: Each public name and the module that defines it.
 _EXPORTS = {
     "DEFAULT_MAX_EDITS": ".diff",
-    "GENERIC_PROVIDER_ID": ".providers",
+    "GENERIC_PROVIDER_ID": ".plugin.providers",
     "AcpAdaptersError": ".errors",
     "AgentNotFoundError": ".errors",
     "ApprovalRequestItem": ".timeline",
@@ -108,7 +107,7 @@ _EXPORTS = {
     "CaptureError": ".errors",
     "CommandExecutionItem": ".timeline",
     "DiffLimits": ".diff.limits",
-    "DiffPatch": ".projection",
+    "DiffPatch": ".diff.content",
     "DiffChange": ".runtime",
     "DiffV1": ".runtime",
     "DiffV2": ".runtime",
@@ -119,28 +118,28 @@ _EXPORTS = {
     "FileContents": ".projection",
     "FilePatch": ".diff",
     "FileReadItem": ".timeline",
-    "Hooks": ".hooks",
+    "Hooks": ".plugin.hooks",
     "ItemChange": ".client",
-    "LaunchSpec": ".providers",
+    "LaunchSpec": ".plugin.providers",
     "NoticeItem": ".timeline",
     "OmittedReason": ".diff",
-    "ActionDecision": ".permissions",
-    "ClientAction": ".permissions",
-    "PermissionDecision": ".permissions",
-    "PermissionQuery": ".permissions",
+    "ActionDecision": ".plugin.permissions",
+    "ClientAction": ".plugin.permissions",
+    "PermissionDecision": ".plugin.permissions",
+    "PermissionQuery": ".plugin.permissions",
     "PlanItem": ".timeline",
     "PluginError": ".errors",
     "PluginLoadError": ".errors",
-    "Policy": ".permissions",
+    "Policy": ".plugin.permissions",
     "ProtocolVersionError": ".errors",
-    "Provider": ".providers",
-    "ProviderRegistrar": ".providers",
-    "ProviderRegistry": ".providers",
+    "Provider": ".plugin.providers",
+    "ProviderRegistrar": ".plugin.providers",
+    "ProviderRegistry": ".plugin.providers",
     "ReasoningItem": ".timeline",
     "SearchItem": ".timeline",
     "Session": ".client",
     "SessionView": ".runtime",
-    "Timeline": ".timeline",
+    "Timeline": ".projection.timeline",
     "TimelineItem": ".timeline",
     "ToolCall": ".runtime",
     "ToolContent": ".runtime",
@@ -157,9 +156,9 @@ _EXPORTS = {
     "file_change_from_contents": ".projection",
     "file_contents_from_fs": ".projection",
     "file_patches": ".diff",
-    "get_plugin_manager": ".plugins",
-    "hookimpl": ".hookspecs",
-    "project_capture": ".timeline.capture",
+    "get_plugin_manager": ".plugin.manager",
+    "hookimpl": ".plugin.hookspecs",
+    "project_capture": ".projection.traffic",
     "timeline_json_schema": ".timeline",
     "tool_status": ".projection",
     "with_proposed_diffs": ".projection",

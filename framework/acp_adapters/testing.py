@@ -17,8 +17,8 @@ from typing import Any
 import pluggy
 
 from .diff.limits import DiffLimits
-from .plugins import get_plugin_manager
-from .providers import Provider
+from .plugin.manager import get_plugin_manager
+from .plugin.providers import Provider
 from .runtime import Reducer, SessionState, ToolCall
 
 

@@ -67,7 +67,7 @@ def test_a_command_nobody_asked_permission_for_is_asked_with_its_line_cwd_and_va
     from acp_adapters import ClientAction, PermissionQuery
     from acp_adapters.cli.asking import TerminalAsk
     from acp_adapters.cli.render import Renderer
-    from acp_adapters.permissions import ACTION_OPTIONS
+    from acp_adapters.plugin.permissions import ACTION_OPTIONS
 
     action = ClientAction(
         kind="command",
@@ -89,7 +89,7 @@ def test_a_write_is_asked_with_its_path_and_patch() -> None:
     from acp_adapters import ClientAction, PermissionQuery
     from acp_adapters.cli.asking import TerminalAsk
     from acp_adapters.cli.render import Renderer
-    from acp_adapters.permissions import ACTION_OPTIONS
+    from acp_adapters.plugin.permissions import ACTION_OPTIONS
 
     patch = "--- a.txt\n+++ a.txt\n@@ -1,1 +1,1 @@\n-one\n+two\n"
     action = ClientAction(kind="write", path="/ws/a.txt", patch=patch)

@@ -37,7 +37,7 @@ from acp_adapters.cli.errors import Failure, explain
 from acp_adapters.cli.live import StreamPrinter
 from acp_adapters.cli.render import Renderer, printable, summary
 from acp_adapters.cli.rows import dumps, item_row
-from acp_adapters.permissions import PermissionQuery
+from acp_adapters.plugin.permissions import PermissionQuery
 from acp_adapters.timeline.items import PlanStep
 from acp_adapters.transport import ConnectionClosed, RpcError
 from capture_lines import one_turn

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from acp_adapters import project_capture
-from acp_adapters.capture_format import capture_values
+from acp_adapters.capture.format import capture_values
 from acp_adapters.transport import ConnectionClosed
 
 from .conftest import fake_agent
@@ -103,7 +103,7 @@ async def test_lines_that_are_not_json_are_kept_as_text(
 
 
 def test_paths_are_written_as_marks(tmp_path: Path) -> None:
-    from acp_adapters.client.recorder import CaptureRecorder
+    from acp_adapters.capture.recorder import CaptureRecorder
 
     home = tmp_path / "home"
     workspace = home / "project"
@@ -121,7 +121,7 @@ def test_paths_are_written_as_marks(tmp_path: Path) -> None:
 
 def test_the_agents_own_home_is_written_as_a_mark(workspace: Path, tmp_path: Path) -> None:
     """An agent started with another HOME (a fresh one, for its own configuration)."""
-    from acp_adapters.client.recorder import CaptureRecorder
+    from acp_adapters.capture.recorder import CaptureRecorder
 
     agent_home = tmp_path / "agent-home"
     recorder = CaptureRecorder(

@@ -39,10 +39,11 @@ from acp_adapters import (
     project_capture,
     timeline_json_schema,
 )
-from acp_adapters.permissions import ClientAction, PermissionQuery, Policy
-from acp_adapters.plugins import DEFAULT_PLUGINS
-from acp_adapters.timeline.capture import CaptureReader, _entries, agent_name
-from acp_adapters.timeline.projector import Projector
+from acp_adapters.plugin.manager import DEFAULT_PLUGINS
+from acp_adapters.plugin.permissions import ClientAction, PermissionQuery, Policy
+from acp_adapters.projection.negotiation import agent_name
+from acp_adapters.projection.projector import Projector
+from acp_adapters.projection.traffic import CaptureReader, _entries
 from diff_helpers import apply_patch
 
 from .scenarios import KINDS, SCENARIOS, Scenario

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from acp_adapters import project_capture
-from acp_adapters.capture_format import capture_values
-from acp_adapters.client.recorder import CaptureRecorder
+from acp_adapters.capture.format import capture_values
+from acp_adapters.capture.recorder import CaptureRecorder
 from acp_adapters.errors import CaptureError
 from acp_adapters.replay import read_capture
 from capture_lines import one_turn

@@ -64,7 +64,7 @@ def test_a_content_larger_than_the_budget_is_only_a_digest() -> None:
 
 
 def test_a_write_whose_earlier_content_was_let_go_gets_no_true_patch_not_a_wrong_one() -> None:
-    from acp_adapters.projection import file_contents_from_fs
+    from acp_adapters.projection.files import file_contents_from_fs
     from acp_adapters.runtime import ToolCall
 
     state = SessionState(content_budget=8)

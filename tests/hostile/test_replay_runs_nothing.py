@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 import acp_adapters
 from acp_adapters.cli import main, replaying
 from acp_adapters.cli.replaying import replay_live, replay_offline
-from acp_adapters.permissions import ClientAction, PermissionQuery
+from acp_adapters.plugin.permissions import ClientAction, PermissionQuery
 from acp_adapters.replay import RecordedTerminals, recorded_answers
 from acp_adapters.transport import RpcError
 

@@ -21,9 +21,9 @@ from acp_adapters import (
     hookimpl,
 )
 from acp_adapters.diff.limits import DiffLimits
+from acp_adapters.projection.projector import Projector
 from acp_adapters.runtime import Change, Reducer
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
-from acp_adapters.timeline.projector import Projector
 
 #: A rewrite of every line: past a cap of 10 line edits.
 OLD = "".join(f"line {i}\n" for i in range(20))
@@ -280,7 +280,7 @@ def test_each_hook_section_shows_the_hooks_own_arguments() -> None:
     import re
     from pathlib import Path
 
-    from acp_adapters import hookspecs
+    from acp_adapters.plugin import hookspecs
 
     doc = (Path(__file__).parent.parent.parent / "docs" / "plugins" / "hooks.md").read_text()
     sections = dict(re.findall(r"^## (\w+)\(([^)]*)\)$", doc, re.MULTILINE))

@@ -25,8 +25,8 @@ from acp_adapters import (
     hookimpl,
 )
 from acp_adapters.diff.limits import DiffLimits
+from acp_adapters.projection.negotiation import provider_of
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
-from acp_adapters.timeline.capture import provider_of
 from acp_adapters.timeline.items import AssistantMessageItem
 
 EDIT = [{"type": "diff", "path": "/ws/a.py", "oldText": "a = 1\n", "newText": "a = 2\n"}]
@@ -90,7 +90,7 @@ def test_hook_register_providers_collects_every_plugin(with_fake: Hooks) -> None
     registry = ProviderRegistry.collect(with_fake.pm)
     assert {p.id for p in registry} == {"acp", "fake"}
     assert registry.get("fake").plugin == "test-0"
-    assert registry.get("acp").plugin == "acp_adapters.default_plugins.builtin"
+    assert registry.get("acp").plugin == "acp_adapters.builtin.tools"
     assert registry.for_agent("fake-agent").id == "fake"
     assert registry.for_agent("someone else").id == "acp"
 

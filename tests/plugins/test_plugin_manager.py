@@ -16,11 +16,14 @@ from acp_adapters import (
     ProviderRegistry,
     hookimpl,
 )
-from acp_adapters import plugins as plugins_module
-from acp_adapters.plugins import DEFAULT_PLUGINS, get_plugin_manager, loaded_plugins
+from acp_adapters.plugin import manager as plugins_module
+from acp_adapters.plugin.manager import DEFAULT_PLUGINS, get_plugin_manager, loaded_plugins
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
 
+#: The built-in plugin that registers the generic provider.
 BUILTIN = DEFAULT_PLUGINS[0]
+#: Every built-in plugin, as ``loaded_plugins`` lists them (last, by name).
+BUILTINS = sorted(DEFAULT_PLUGINS)
 
 
 class Fake:
@@ -35,7 +38,7 @@ def _entry_points(monkeypatch: pytest.MonkeyPatch, points: dict[str, Any]) -> No
     made = []
     for name, target in points.items():
         monkeypatch.setattr(plugins_module, f"_test_target_{name}", target, raising=False)
-        value = f"acp_adapters.plugins:_test_target_{name}"
+        value = f"acp_adapters.plugin.manager:_test_target_{name}"
         made.append(EntryPoint(name=name, value=value, group="acp_adapters"))
     monkeypatch.setattr(plugins_module, "entry_points", lambda group: made)
 
@@ -43,22 +46,19 @@ def _entry_points(monkeypatch: pytest.MonkeyPatch, points: dict[str, Any]) -> No
 def test_entry_points_load_under_their_names(monkeypatch: pytest.MonkeyPatch) -> None:
     _entry_points(monkeypatch, {"fake": Fake(), "second": Fake()})
     pm = get_plugin_manager(environ={})
-    assert loaded_plugins(pm) == ["fake", "second", BUILTIN]
+    assert loaded_plugins(pm) == ["fake", "second", *BUILTINS]
 
 
 def test_acp_adapters_plugins_loads_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
     _entry_points(monkeypatch, {"fake": Fake(), "second": Fake()})
-    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": "second"})) == [
-        "second",
-        BUILTIN,
-    ]
-    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": ""})) == [BUILTIN]
+    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": "second"})) == ["second", *BUILTINS]
+    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": ""})) == BUILTINS
 
 
 def test_disable_blocks_plugins_but_never_the_builtin(monkeypatch: pytest.MonkeyPatch) -> None:
     _entry_points(monkeypatch, {"fake": Fake(), "second": Fake()})
     pm = get_plugin_manager(environ={"ACP_ADAPTERS_DISABLE_PLUGINS": f"fake, {BUILTIN}"})
-    assert loaded_plugins(pm) == ["second", BUILTIN]
+    assert loaded_plugins(pm) == ["second", *BUILTINS]
 
 
 def test_a_plugin_that_fails_to_import_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -132,7 +132,7 @@ def test_duplicate_provider_ids_name_both_plugins() -> None:
 
     with pytest.raises(
         DuplicateProviderError,
-        match=r"'acp_adapters\.default_plugins\.builtin'.*'test-0'",
+        match=r"'acp_adapters\.builtin\.tools'.*'test-0'",
     ):
         ProviderRegistry.collect(plugin_manager(Twin()))
 

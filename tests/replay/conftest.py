@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from acp_adapters import AcpAdaptersError, project_capture
-from acp_adapters.capture_format import capture_values
+from acp_adapters.capture.format import capture_values
 from acp_adapters.client import ProtocolVersionError, Session
 from acp_adapters.replay import (
     RecordedTerminals,

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import click
 
-from ..permissions import ClientAction, PermissionDecision, PermissionQuery
+from ..plugin.permissions import ClientAction, PermissionDecision, PermissionQuery
 from .render import INDENT, Renderer, printable
 from .rows import item_row
 

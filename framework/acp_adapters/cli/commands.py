@@ -25,10 +25,10 @@ import click
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
 
-from ..capture_format import WORKSPACE_MARK
-from ..permissions import PolicyName
-from ..plugins import get_plugin_manager
-from ..providers import ProviderRegistry
+from ..capture.format import WORKSPACE_MARK
+from ..plugin.manager import get_plugin_manager
+from ..plugin.permissions import PolicyName
+from ..plugin.providers import ProviderRegistry
 from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
 from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, Stopped, explain

@@ -28,7 +28,7 @@ import pluggy
 
 from ..client import AgentNotFoundError, Session, connect
 from ..errors import AcpAdaptersError
-from ..permissions import PolicyName
+from ..plugin.permissions import PolicyName
 from ..timeline.items import TimelineItem
 from .asking import TerminalAsk
 from .errors import EXIT_AGENT_NOT_FOUND, Failure, Stopped

@@ -36,9 +36,10 @@ from typing import Any, Literal
 import anyio
 
 from .. import replay
-from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
+from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
 from ..client import Session, connect
 from ..errors import AcpAdaptersError, CaptureError
+from ..projection.traffic import project_capture
 from ..replay import (
     DEFAULT_TIMEOUT,
     Capture,
@@ -49,7 +50,6 @@ from ..replay import (
     request_key,
     seed_workspace,
 )
-from ..timeline.capture import project_capture
 from .errors import Failure
 from .live import Outcome
 from .rows import item_rows, portable

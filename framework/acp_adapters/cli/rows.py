@@ -14,7 +14,7 @@ import os
 import re
 from typing import Any
 
-from ..capture_format import WORKSPACE_MARK, folder_pattern
+from ..capture.format import WORKSPACE_MARK, folder_pattern
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,

@@ -27,7 +27,7 @@ from anyio.abc import TaskGroup
 from pydantic import ValidationError
 
 from ..diff import diff_patch
-from ..permissions import (
+from ..plugin.permissions import (
     ACTION_OPTIONS,
     EDIT_KINDS,
     ClientAction,

@@ -50,15 +50,16 @@ from ..errors import (
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
-from ..hooks import Hooks
-from ..permissions import Policy, PolicyName
-from ..plugins import get_plugin_manager
-from ..providers import Provider, ProviderRegistry
+from ..capture.recorder import CaptureRecorder
+from ..plugin.hooks import Hooks
+from ..plugin.manager import get_plugin_manager
+from ..plugin.permissions import Policy, PolicyName
+from ..plugin.providers import Provider, ProviderRegistry
+from ..projection.negotiation import negotiated_version, provider_of
+from ..projection.projector import Projector
+from ..projection.timeline import Timeline
 from ..runtime import CONTENT_BUDGET, SessionState
-from ..timeline.capture import negotiated_version, provider_of
 from ..timeline.items import TimelineItem
-from ..timeline.projector import Projector
-from ..timeline.timeline import Timeline
 from ..transport import (
     AgentProcess,
     Connection,
@@ -79,7 +80,6 @@ from .answers import (
     ElicitCallback,
     TerminalFactory,
 )
-from .recorder import CaptureRecorder
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 

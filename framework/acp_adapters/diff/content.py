@@ -20,7 +20,7 @@ what is not a list, not a diff entry, or lacks a string ``path`` or
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -140,3 +140,50 @@ def diff_patch(content: object, *, max_edits: int = DEFAULT_MAX_EDITS) -> str | 
             return text
     patches = [p.patch for p in file_patches(entries, max_edits=max_edits) if p.patch is not None]
     return "\n".join(patches) if patches else None
+
+
+#: Why a file_change has no patch (``capped`` also beside the patch of other files: the
+#: rewrite cap left out one file's), as ``FileChangeItem.diff_omitted_reason`` says it.
+PatchOmitted = Literal["capped", "unchanged", "no_diff"]
+
+
+@dataclass(frozen=True)
+class DiffPatch:
+    """A tool call's patch, and why there is none: what ``project_diff_patch`` answers.
+
+    ``patch`` is the unified patch of the files that have one, or None.
+    ``omitted_reason`` says why a file has no patch: ``capped`` (the rewrite cap
+    stopped its edit search; beside a patch too, when other files have theirs),
+    ``unchanged`` (no file changed) or ``no_diff`` (no diff content with a file's
+    text). With no patch a reason is required; beside a patch only ``capped`` is one.
+    """
+
+    patch: str | None
+    omitted_reason: PatchOmitted | None = None
+
+    def __post_init__(self) -> None:
+        if self.patch is None and self.omitted_reason is None:
+            raise ValueError("a DiffPatch without a patch says why: give its omitted_reason")
+        if self.patch is not None and self.omitted_reason not in (None, "capped"):
+            raise ValueError(
+                f"beside a patch the only omitted_reason is 'capped', not {self.omitted_reason!r}"
+            )
+
+    @classmethod
+    def of_files(cls, patches: Sequence[FilePatch]) -> DiffPatch:
+        """The patches of files joined (one blank line between files), and why any is missing."""
+        texts = [p.patch for p in patches if p.patch is not None]
+        if texts:
+            capped = any(p.omitted_reason == "capped" for p in patches)
+            return cls("\n".join(texts), "capped" if capped else None)
+        return cls(None, omitted_reason(list(patches)))
+
+
+def omitted_reason(patches: list[FilePatch]) -> PatchOmitted:
+    """Why files got no patch: the cap stopped one, or none changed, or there was no diff."""
+    reasons = {p.omitted_reason for p in patches}
+    if "capped" in reasons:
+        return "capped"
+    if reasons == {"unchanged"}:
+        return "unchanged"
+    return "no_diff"

@@ -19,8 +19,8 @@ standard library only.
 
 from __future__ import annotations
 
-from ..capture_format import HOME_MARK, WORKSPACE_MARK, RequestKey, request_key
-from ._capture import Capture, DiskRead, Entry, read_capture
+from ..capture.format import HOME_MARK, WORKSPACE_MARK, RequestKey, request_key
+from ..capture.reader import Capture, DiskRead, Entry, read_capture
 from .agent import (
     DEFAULT_TIMEOUT,
     EXIT_MISMATCH,

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from .. import _json
-from ..capture_format import (
+from ..capture.format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
@@ -50,8 +50,8 @@ from ..capture_format import (
     RequestKey,
     request_key,
 )
+from ..capture.reader import Capture, Entry, Part, read_capture
 from ..errors import CaptureError
-from ._capture import Capture, Entry, Part, read_capture
 from ._pipes import END_OF_INPUT, Incoming, Input, NotJson, Output
 from .matching import ANY, Mismatch, compare, fill_marks, shown
 

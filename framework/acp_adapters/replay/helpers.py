@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..capture_format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK, request_key
-from ._capture import CaptureSource, agent_requests, read_capture
+from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK, request_key
+from ..capture.reader import CaptureSource, agent_requests, read_capture
 
 if TYPE_CHECKING:
-    from ..permissions import PermissionQuery
+    from ..plugin.permissions import PermissionQuery
 
 #: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
 RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]

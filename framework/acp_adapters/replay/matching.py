@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..capture_format import HOME_MARK, WORKSPACE_MARK
+from ..capture.format import HOME_MARK, WORKSPACE_MARK
 
 #: A recorded value that matches any value.
 ANY = "<any>"

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ._capture import CaptureSource, agent_requests
+from ..capture.reader import CaptureSource, agent_requests
 from .matching import fill_marks
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
-"""Provider-neutral timeline items and the timeline that holds them.
+"""Provider-neutral timeline items: plain data, and the JSON Schema they follow.
 
-The projection that builds them (``projector``) and the capture reader
-(``capture``) sit above the plugin layer; import them from their modules.
+What builds them (the projector, the traffic reader) and the ``Timeline`` that holds
+them are in :mod:`acp_adapters.projection`.
 """
 
 from .items import (
@@ -25,7 +25,7 @@ from .items import (
     ToolItem,
     UserMessageItem,
 )
-from .timeline import Timeline, timeline_json_schema
+from .schema import timeline_json_schema
 
 __all__ = [
     "ITEM_TYPES",
@@ -44,7 +44,6 @@ __all__ = [
     "PlanStep",
     "ReasoningItem",
     "SearchItem",
-    "Timeline",
     "TimelineItem",
     "ToolItem",
     "UserMessageItem",

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..capture_format import (
+from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,

@@ -30,7 +30,7 @@ from typing import Any
 
 import pluggy
 
-from ..capture_format import (
+from ..capture.format import (
     AGENT_EXIT,
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
@@ -40,49 +40,15 @@ from ..capture_format import (
     disk_read,
     request_key,
 )
-from ..hooks import Hooks
-from ..plugins import get_plugin_manager
-from ..providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistry
+from ..plugin.hooks import Hooks
+from ..plugin.manager import get_plugin_manager
+from ..plugin.providers import ProviderRegistry
 from ..runtime.commands import command_line
+from .negotiation import negotiated_version, provider_of
 from .projector import Projector
 from .timeline import Timeline
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
-
-
-def negotiated_version(result: Any) -> int:
-    """The version an ``initialize`` answer really speaks: 2 only with a v2 body."""
-    if (
-        isinstance(result, dict)
-        and result.get("protocolVersion") == 2
-        and ("info" in result or "capabilities" in result)
-    ):
-        return 2
-    return 1
-
-
-def agent_name(result: Any) -> str | None:
-    """The agent's own name from an ``initialize`` answer (``agentInfo`` in v1, ``info`` in v2)."""
-    if not isinstance(result, dict):
-        return None
-    for key in ("agentInfo", "info"):
-        info = result.get(key)
-        if isinstance(info, dict) and isinstance(info.get("name"), str):
-            return str(info["name"])
-    return None
-
-
-def provider_of(result: Any, registry: ProviderRegistry, hooks: Hooks) -> Provider:
-    """The provider of an agent, from its ``initialize`` answer.
-
-    The one that claims the agent's name, else the one a plugin identifies
-    (``identify_agent``: some agents give no name), else the generic one.
-    """
-    name = agent_name(result)
-    claimed = registry.for_agent(name)
-    if claimed.id != GENERIC_PROVIDER_ID or not isinstance(result, dict):
-        return claimed
-    return registry.for_agent(name, hooks.identify_agent(result))
 
 
 def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:

@@ -17,11 +17,11 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from ..errors import PluginError
-from ..hooks import Hooks
+from ..plugin.hooks import Hooks
+from ..plugin.providers import Provider
 from ..protocol import v1, v2
-from ..providers import Provider
 from ..runtime import Change, Reducer, SessionState
-from .items import (
+from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
     CommandExecutionItem,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .. import _json
-from ..capture_format import (
+from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,

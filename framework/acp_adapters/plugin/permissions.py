@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .runtime import ToolCall
+from ..runtime import ToolCall
 
 PolicyName = Literal["read-only", "workspace-write", "full-access", "ask"]
 

@@ -18,9 +18,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from . import _json
-from ._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
-from .errors import CaptureError
+from .. import _json
+from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
+from ..errors import CaptureError
 
 CLIENT_TO_AGENT = "client->agent"
 AGENT_TO_CLIENT = "agent->client"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .errors import DuplicateProviderError, PluginError, UnknownProviderError
+from ..errors import DuplicateProviderError, PluginError, UnknownProviderError
 
 if TYPE_CHECKING:
     import pluggy

@@ -19,7 +19,11 @@ from typing import TYPE_CHECKING, Any
 import pluggy
 
 if TYPE_CHECKING:
-    from .diff.limits import DiffLimits
+    from ..diff.content import DiffPatch
+    from ..diff.limits import DiffLimits
+    from ..protocol import Notification
+    from ..runtime import SessionView, ToolCall, ToolContent
+    from ..timeline.items import FileChangeItem, TimelineItem
     from .permissions import (
         ActionDecision,
         ClientAction,
@@ -27,11 +31,7 @@ if TYPE_CHECKING:
         PermissionQuery,
         Policy,
     )
-    from .projection import DiffPatch
-    from .protocol import Notification
     from .providers import Provider, ProviderRegistrar
-    from .runtime import SessionView, ToolCall, ToolContent
-    from .timeline.items import FileChangeItem, TimelineItem
 
 PROJECT_NAME = "acp_adapters"
 

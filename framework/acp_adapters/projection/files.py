@@ -17,57 +17,23 @@
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
 
-from .diff import DEFAULT_MAX_EDITS, FilePatch, file_patches
-from .diff.limits import DiffLimits
-from .runtime import (
-    ContentItem,
+from ..diff import DEFAULT_MAX_EDITS, file_patches
+from ..diff.content import DiffPatch
+from ..diff.limits import DiffLimits
+from ..runtime import (
     DiffV1,
     DiffV2,
     SessionView,
-    TerminalRef,
     ToolCall,
     ToolContent,
     tool_call_paths,
 )
-from .timeline.items import CommandExecutionItem, FileChangeItem, ItemStatus, PatchSource
-
-_STATUSES: dict[str, ItemStatus] = {
-    "pending": "pending",
-    "in_progress": "running",
-    "completed": "completed",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "requires_action": "waiting",
-}
+from ..timeline.items import FileChangeItem, ItemStatus, PatchSource
 
 _HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-
-def tool_status(tool_call: ToolCall, session: SessionView) -> ItemStatus:
-    """The item status of a tool call.
-
-    A pending permission request makes it ``waiting``; a turn that ended
-    before the tool call did makes it ``cancelled`` (the turn was cancelled),
-    ``failed`` (the prompt failed, or the agent exited) or ``completed``; a
-    status not known here counts as ``running``.
-    """
-    status = _STATUSES.get(tool_call.status, "running")
-    if status in ("completed", "failed", "cancelled"):
-        return status
-    ended = session.ended_tool_calls.get(tool_call.id)
-    if ended is not None:
-        if ended == "cancelled":
-            return "cancelled"
-        return "failed" if ended in ("error", "agent_exited") else "completed"
-    for request in session.permissions.values():
-        if request.tool_call_id == tool_call.id and request.outcome is None:
-            return "waiting"
-    return status
 
 
 def count_changes(patch: str | None) -> tuple[int, int]:
@@ -179,43 +145,6 @@ def file_change_from_contents(
     )
 
 
-#: Why a file_change has no patch (``capped`` also beside the patch of other files: the
-#: rewrite cap left out one file's), as ``FileChangeItem.diff_omitted_reason`` says it.
-PatchOmitted = Literal["capped", "unchanged", "no_diff"]
-
-
-@dataclass(frozen=True)
-class DiffPatch:
-    """A tool call's patch, and why there is none: what ``project_diff_patch`` answers.
-
-    ``patch`` is the unified patch of the files that have one, or None.
-    ``omitted_reason`` says why a file has no patch: ``capped`` (the rewrite cap
-    stopped its edit search; beside a patch too, when other files have theirs),
-    ``unchanged`` (no file changed) or ``no_diff`` (no diff content with a file's
-    text). With no patch a reason is required; beside a patch only ``capped`` is one.
-    """
-
-    patch: str | None
-    omitted_reason: PatchOmitted | None = None
-
-    def __post_init__(self) -> None:
-        if self.patch is None and self.omitted_reason is None:
-            raise ValueError("a DiffPatch without a patch says why: give its omitted_reason")
-        if self.patch is not None and self.omitted_reason not in (None, "capped"):
-            raise ValueError(
-                f"beside a patch the only omitted_reason is 'capped', not {self.omitted_reason!r}"
-            )
-
-    @classmethod
-    def of_files(cls, patches: Sequence[FilePatch]) -> DiffPatch:
-        """The patches of files joined (one blank line between files), and why any is missing."""
-        texts = [p.patch for p in patches if p.patch is not None]
-        if texts:
-            capped = any(p.omitted_reason == "capped" for p in patches)
-            return cls("\n".join(texts), "capped" if capped else None)
-        return cls(None, omitted_reason(list(patches)))
-
-
 def diff_patch_of(
     content: Sequence[ToolContent], *, max_edits: int = DEFAULT_MAX_EDITS
 ) -> DiffPatch:
@@ -232,16 +161,6 @@ def diff_patch_of(
     return DiffPatch.of_files(file_patches(content, max_edits=max_edits))
 
 
-def omitted_reason(patches: list[FilePatch]) -> PatchOmitted:
-    """Why files got no patch: the cap stopped one, or none changed, or there was no diff."""
-    reasons = {p.omitted_reason for p in patches}
-    if "capped" in reasons:
-        return "capped"
-    if reasons == {"unchanged"}:
-        return "unchanged"
-    return "no_diff"
-
-
 def edited_paths(tool_call: ToolCall) -> list[str]:
     """The paths a tool call edits: its diffs' paths, else every path it names."""
     paths: list[str] = []
@@ -251,68 +170,6 @@ def edited_paths(tool_call: ToolCall) -> list[str]:
         elif isinstance(item, DiffV2):
             paths.extend(c.path for c in item.changes if c.path)
     return list(dict.fromkeys(paths)) or tool_call_paths(tool_call)
-
-
-def content_text(content: tuple[ToolContent, ...]) -> str | None:
-    """The text blocks of tool-call content, joined (None when there are none)."""
-    texts = [
-        item.block.text
-        for item in content
-        if isinstance(item, ContentItem) and item.block.text is not None
-    ]
-    return "\n".join(texts) if texts else None
-
-
-def command_item(tool_call: ToolCall, session: SessionView, **common: Any) -> CommandExecutionItem:
-    """A command_execution item from what agents put in raw input, raw output and content."""
-    raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}
-    command = raw.get("command", raw.get("cmd"))
-    if isinstance(command, list) and all(isinstance(part, str) for part in command):
-        command = shlex.join(command)
-    output_raw = tool_call.raw_output
-    output: str | None = None
-    exit_code: int | None = None
-    if isinstance(output_raw, str):
-        output = output_raw
-    elif isinstance(output_raw, dict):
-        # The first of them that says something: an agent may send ``output: ""`` beside
-        # the real ``stdout``.
-        texts = [
-            output_raw[key]
-            for key in ("formatted_output", "aggregated_output", "output", "stdout")
-            if isinstance(output_raw.get(key), str)
-        ]
-        output = next((text for text in texts if text), texts[0] if texts else None)
-        for key in ("exit_code", "exitCode"):
-            if isinstance(output_raw.get(key), int):
-                exit_code = output_raw[key]
-                break
-    terminal_id = next(
-        (item.terminal_id for item in tool_call.content if isinstance(item, TerminalRef)), None
-    )
-    terminal = session.terminals.get(terminal_id) if terminal_id else None
-    if terminal is None:
-        # A command the client ran for this tool call, though its content does not say so.
-        terminal = session.terminal_of(tool_call.id)
-        terminal_id = terminal.id if terminal is not None else None
-    if terminal is not None:
-        output = output if output else (terminal.text or output)
-        exit_code = exit_code if exit_code is not None else terminal.exit_code
-    if not output:
-        # Only in the content's text (or nowhere): an empty output never hides a real one.
-        output = content_text(tool_call.content) or output
-    cwd = raw.get("cwd")
-    client = terminal is not None and terminal.client
-    return CommandExecutionItem(
-        command=command if isinstance(command, str) else None,
-        cwd=cwd if isinstance(cwd, str) else None,
-        output=output,
-        exit_code=exit_code,
-        terminal_id=terminal_id,
-        client_command=terminal.command if client and terminal is not None else None,
-        refused=terminal.refused if client and terminal is not None else None,
-        **common,
-    )
 
 
 @dataclass(frozen=True)

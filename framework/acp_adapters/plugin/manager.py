@@ -25,14 +25,19 @@ from typing import Any
 
 import pluggy
 
+from ..errors import PluginLoadError
 from . import hookspecs
-from .errors import PluginLoadError
 
 ENTRY_POINT_GROUP = hookspecs.PROJECT_NAME
 
 #: Built-in plugins, registered under these names after the entry points. Essential:
 #: ``ACP_ADAPTERS_DISABLE_PLUGINS`` cannot block them.
-DEFAULT_PLUGINS = ("acp_adapters.default_plugins.builtin",)
+DEFAULT_PLUGINS = (
+    "acp_adapters.builtin.tools",
+    "acp_adapters.builtin.files",
+    "acp_adapters.builtin.permissions",
+    "acp_adapters.builtin.text",
+)
 
 
 def _names(value: str | None) -> list[str]:

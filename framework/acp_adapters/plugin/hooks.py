@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .errors import PluginError
+from ..diff.content import DiffPatch
+from ..errors import PluginError
+from ..runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
+from ..timeline.items import TOOL_ITEM_TYPES, FileChangeItem
 from .permissions import ActionDecision, PermissionDecision
-from .projection import DiffPatch
-from .runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
-from .timeline.items import TOOL_ITEM_TYPES, FileChangeItem
 
 if TYPE_CHECKING:
-    from .diff.limits import DiffLimits
+    from ..diff.limits import DiffLimits
+    from ..protocol import Notification
+    from ..runtime import SessionView, ToolCall, ToolContent
+    from ..timeline.items import TimelineItem
     from .permissions import ClientAction, PermissionQuery, Policy
-    from .protocol import Notification
     from .providers import Provider
-    from .runtime import SessionView, ToolCall, ToolContent
-    from .timeline.items import TimelineItem
 
 #: What tool-call content is made of: what ``normalize_diff_content`` may answer.
 CONTENT_TYPES = (ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent)

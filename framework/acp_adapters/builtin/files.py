@@ -1,0 +1,113 @@
+"""The built-in projection of file edits: the true patch from the best evidence the session has.
+
+``project_file_change`` takes, best first: the client's own writes (``client_fs``), the
+disk read around the edit (``disk``), and the agent's diff as sent (``agent``).
+``project_diff_patch`` builds the agent's patch (jsdiff-identical, capped);
+``normalize_diff_content`` leaves the content as sent (a provider fixes its quirks there).
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from ..diff import DiffPatch
+from ..diff.limits import DiffLimits
+from ..plugin.hooks import Hooks
+from ..plugin.hookspecs import hookimpl
+from ..plugin.providers import Provider
+from ..projection import (
+    count_changes,
+    diff_patch_of,
+    edited_paths,
+    file_change_from_contents,
+    file_contents_from_disk,
+    file_contents_from_fs,
+    tool_status,
+    with_proposed_diffs,
+)
+from ..runtime import DiffV1, DiffV2, SessionView, ToolCall, ToolContent
+from ..timeline.items import FileChangeItem
+
+
+class FileChanges:
+    """The built-in file-change hooks, bound to the plugin manager they run in."""
+
+    def __init__(self, pm: pluggy.PluginManager) -> None:
+        self.hooks = Hooks(pm)
+
+    @hookimpl(trylast=True)
+    def project_file_change(
+        self, provider: Provider, tool_call: ToolCall, session: SessionView
+    ) -> FileChangeItem:
+        status = tool_status(tool_call, session)
+        limits = session.diff_limits
+        tool_call = with_proposed_diffs(tool_call)
+        content = self.hooks.normalize_diff_content(provider, tool_call, tool_call.content, session)
+        if content is not tool_call.content:
+            tool_call = tool_call.model_copy(update={"content": content})
+        written = file_contents_from_fs(tool_call, session)
+        if written:
+            return file_change_from_contents(
+                tool_call, written, patch_source="client_fs", limits=limits, status=status
+            )
+        disk = file_contents_from_disk(tool_call, session)
+        if disk.files and not disk.unplaced:
+            return file_change_from_contents(
+                tool_call, disk.files, patch_source="disk", limits=limits, status=status
+            )
+        note = None
+        if disk.unplaced:
+            places = ", ".join(disk.unplaced)
+            note = f"the agent's fragment could not be placed in {places}: its own patch is kept"
+        found = self.hooks.project_diff_patch(provider, tool_call.content, limits)
+        operations, moved_from = _operations(tool_call)
+        has_diff = any(isinstance(i, DiffV1 | DiffV2) for i in tool_call.content)
+        additions, deletions = count_changes(found.patch)
+        return FileChangeItem(
+            status=status,
+            title=tool_call.title,
+            tool_kind=tool_call.kind,
+            paths=tuple(operations),
+            operations=operations,
+            moved_from=moved_from,
+            diff_str=found.patch,
+            diff_omitted_reason=found.omitted_reason,
+            additions=additions,
+            deletions=deletions,
+            patch_source="agent" if has_diff else None,
+            patch_note=note,
+        )
+
+    @hookimpl(trylast=True)
+    def normalize_diff_content(self, content: tuple[ToolContent, ...]) -> tuple[ToolContent, ...]:
+        return content
+
+    @hookimpl(trylast=True)
+    def project_diff_patch(
+        self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
+    ) -> DiffPatch:
+        return diff_patch_of(content, max_edits=limits.max_edits)
+
+
+def _operations(tool_call: ToolCall) -> tuple[dict[str, str], dict[str, str]]:
+    """What happened to each path: from v2 changes and v1 diffs, else from the tool kind."""
+    operations: dict[str, str] = {}
+    moved_from: dict[str, str] = {}
+    for item in tool_call.content:
+        if isinstance(item, DiffV2):
+            for change in item.changes:
+                if change.path:
+                    operations[change.path] = change.operation
+                    if change.old_path:
+                        moved_from[change.path] = change.old_path
+        elif isinstance(item, DiffV1):
+            operations[item.path] = "add" if item.old_text is None else "modify"
+    if not operations:
+        fallback = {"delete": "delete", "move": "move"}.get(tool_call.kind, "modify")
+        operations = dict.fromkeys(edited_paths(tool_call), fallback)
+    return operations, moved_from
+
+
+def plugin(pm: pluggy.PluginManager) -> FileChanges:
+    """The built-in file changes for one plugin manager."""
+    return FileChanges(pm)

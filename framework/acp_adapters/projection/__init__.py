@@ -1,0 +1,40 @@
+"""The projection: session traffic in, timeline items out.
+
+``traffic`` reads the traffic (a live session's, or a capture's) and drives the
+``projector``, which keeps the session's state and asks the hooks for each item;
+``negotiation`` reads what ``initialize`` says; ``timeline`` is what comes out.
+``files`` and ``tools`` are the helpers projections share, the built-in plugins' and
+any provider plugin's; they are imported from here.
+"""
+
+from ..diff.content import DiffPatch, PatchOmitted, omitted_reason
+from .files import (
+    DiskContents,
+    FileContents,
+    count_changes,
+    diff_patch_of,
+    edited_paths,
+    file_change_from_contents,
+    file_contents_from_disk,
+    file_contents_from_fs,
+    with_proposed_diffs,
+)
+from .tools import command_item, content_text, tool_status
+
+__all__ = [
+    "DiffPatch",
+    "DiskContents",
+    "FileContents",
+    "PatchOmitted",
+    "command_item",
+    "content_text",
+    "count_changes",
+    "diff_patch_of",
+    "edited_paths",
+    "file_change_from_contents",
+    "file_contents_from_disk",
+    "file_contents_from_fs",
+    "omitted_reason",
+    "tool_status",
+    "with_proposed_diffs",
+]
