@@ -51,8 +51,11 @@ async def test_a_recorded_session_projects_to_the_same_timeline(
     disk = [line for line in lines if line["dir"] == "disk"]
     assert [(d["toolCallId"], d["path"], d["phase"], d["content"]) for d in disk] == [
         ("edit-1", "<workspace>/existing.txt", "before", "alpha\nbeta\n"),
+        # The file as the client found it just before it served the agent's write.
+        ("edit-1", "<workspace>/existing.txt", "write", "alpha\nbeta\n"),
         ("edit-1", "<workspace>/existing.txt", "after", "alpha\nBETA changed\n"),
         ("edit-2", "<workspace>/new.txt", "before", None),
+        ("edit-2", "<workspace>/new.txt", "write", None),
         ("edit-2", "<workspace>/new.txt", "after", "brand new\n"),
     ]
     assert all(isinstance(line["t"], float) for line in lines)

@@ -43,7 +43,7 @@ from acp_adapters.plugin.manager import DEFAULT_PLUGINS
 from acp_adapters.plugin.permissions import ClientAction, PermissionQuery, Policy
 from acp_adapters.projection.negotiation import agent_name
 from acp_adapters.projection.projector import Projector
-from acp_adapters.projection.traffic import CaptureReader, _entries
+from acp_adapters.projection.traffic import Traffic, _entries
 from diff_helpers import apply_patch
 
 from .scenarios import KINDS, SCENARIOS, Scenario
@@ -62,9 +62,9 @@ def _timeline(scenario: Scenario, pm: pluggy.PluginManager = PM) -> Timeline:
 
 def _with_provider(scenario: Scenario, pm: pluggy.PluginManager, provider: Provider) -> Timeline:
     projector = Projector(Hooks(pm), provider, fixed_provider=True)
-    reader = CaptureReader(projector, ProviderRegistry.collect(pm))
+    traffic = Traffic(projector, ProviderRegistry.collect(pm))
     for entry in _entries(scenario.path, []):
-        reader.feed_entry(entry)
+        traffic.entry(entry)
     return projector.timeline()
 
 

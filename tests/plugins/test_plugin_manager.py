@@ -51,7 +51,10 @@ def test_entry_points_load_under_their_names(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_acp_adapters_plugins_loads_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
     _entry_points(monkeypatch, {"fake": Fake(), "second": Fake()})
-    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": "second"})) == ["second", *BUILTINS]
+    assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": "second"})) == [
+        "second",
+        *BUILTINS,
+    ]
     assert loaded_plugins(get_plugin_manager(environ={"ACP_ADAPTERS_PLUGINS": ""})) == BUILTINS
 
 

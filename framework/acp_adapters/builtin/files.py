@@ -1,7 +1,11 @@
 """The built-in projection of file edits: the true patch from the best evidence the session has.
 
-``project_file_change`` takes, best first: the client's own writes (``client_fs``), the
-disk read around the edit (``disk``), and the agent's diff as sent (``agent``).
+``project_file_change`` takes the true patch from the best evidence the session has, best
+first (the item's ``patch_source`` says which): the client's own writes, each with the
+file as it was just before (``client_fs``); the disk read around the edit (``disk``);
+the whole-file diff of its permission request over a later fragment (``permission``);
+the agent's fragment placed in what the session knew of the file (``placed``); the
+agent's diff as sent (``agent``).
 ``project_diff_patch`` builds the agent's patch (jsdiff-identical, capped);
 ``normalize_diff_content`` leaves the content as sent (a provider fixes its quirks there).
 """
@@ -22,6 +26,8 @@ from ..projection import (
     file_change_from_contents,
     file_contents_from_disk,
     file_contents_from_fs,
+    file_contents_from_known,
+    file_contents_from_permission,
     tool_status,
     with_proposed_diffs,
 )
@@ -55,9 +61,20 @@ class FileChanges:
             return file_change_from_contents(
                 tool_call, disk.files, patch_source="disk", limits=limits, status=status
             )
+        proposed = file_contents_from_permission(tool_call, session)
+        if proposed:
+            return file_change_from_contents(
+                tool_call, proposed, patch_source="permission", limits=limits, status=status
+            )
+        known = file_contents_from_known(tool_call, session)
+        if known.files and not known.unplaced:
+            return file_change_from_contents(
+                tool_call, known.files, patch_source="placed", limits=limits, status=status
+            )
         note = None
-        if disk.unplaced:
-            places = ", ".join(disk.unplaced)
+        unplaced = list(dict.fromkeys([*disk.unplaced, *known.unplaced]))
+        if unplaced:
+            places = ", ".join(unplaced)
             note = f"the agent's fragment could not be placed in {places}: its own patch is kept"
         found = self.hooks.project_diff_patch(provider, tool_call.content, limits)
         operations, moved_from = _operations(tool_call)

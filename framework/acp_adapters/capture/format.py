@@ -28,11 +28,18 @@ AGENT_TO_CLIENT = "agent->client"
 AGENT_RAW = "agent->client(raw)"
 #: The agent exited on its own here: ``{"dir": "exit", "t": s, "code": 3, "stderr": text}``.
 AGENT_EXIT = "exit"
-#: A recording client read a file an edit names, as the edit started ("before") or
-#: completed ("after"): ``{"dir": "disk", "t": s, "toolCallId": id, "path": path,
-#: "phase": "before" | "after", "content": text | null}``. With these, a capture
-#: projects (and replays) to the true patches the live session showed.
+#: What a recording client saw of a file on the disk, for true patches: ``{"dir": "disk",
+#: "t": s, "toolCallId": id | null, "path": path, "phase": ..., "content": text | null}``
+#: (``content`` null: no such file; with ``"unreadable": true``, a file the client could
+#: not read as text). With these, a capture projects (and replays) to the true patches
+#: the live session showed. See :data:`DISK_PHASES`.
 DISK_READ = "disk"
+#: The phases of a ``disk`` line: ``before`` and ``after``, read as the tool call
+#: ``toolCallId`` started (or asked permission) and as it completed; ``write``, the file
+#: as the client found it just before it wrote it for the agent (``toolCallId``: the tool
+#: call the write belongs to, if any); ``missing``, a file the agent read that did not
+#: exist, answered as empty (``missing_file_read="empty"``).
+DISK_PHASES = ("before", "after", "write", "missing")
 
 #: The session's folder, in a capture.
 WORKSPACE_MARK = "<workspace>"
@@ -50,18 +57,29 @@ def request_key(request_id: Any) -> RequestKey:
     return repr(request_id)
 
 
-def disk_read(entry: dict[str, Any]) -> tuple[str, str, str, str | None] | None:
-    """A ``disk`` line's tool call id, path, phase and content; None when it is not one."""
+@dataclass(frozen=True)
+class DiskLine:
+    """What a ``disk`` line says: the tool call, the file, the phase, and what it held."""
+
+    tool_call_id: str | None
+    path: str
+    phase: str
+    #: None: no such file (or, with ``known`` False, a file that could not be read as text).
+    content: str | None
+    known: bool = True
+
+
+def disk_read(entry: dict[str, Any]) -> DiskLine | None:
+    """What a ``disk`` line says; None when it is not one."""
     call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
-    content = entry.get("content")
-    if (
-        isinstance(call, str)
-        and isinstance(path, str)
-        and phase in ("before", "after")
-        and (content is None or isinstance(content, str))
-    ):
-        return call, path, str(phase), content
-    return None
+    content, unreadable = entry.get("content"), entry.get("unreadable", False)
+    if not (isinstance(path, str) and phase in DISK_PHASES and isinstance(unreadable, bool)):
+        return None
+    if not (isinstance(call, str) or (call is None and phase in ("write", "missing"))):
+        return None
+    if not (content is None or isinstance(content, str)) or (unreadable and content is not None):
+        return None
+    return DiskLine(call, path, str(phase), content, known=not unreadable)
 
 
 def folder_pattern(folder: str) -> re.Pattern[str]:

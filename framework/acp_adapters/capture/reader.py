@@ -63,13 +63,15 @@ class Entry:
 
 @dataclass(frozen=True)
 class DiskRead:
-    """A file the recording client read around an edit, and what it held (None: no file)."""
+    """A file the recording client read for a true patch, and what it held (None: no file;
+    with ``known`` False, a file it could not read as text). See ``DISK_PHASES``."""
 
     line: int
-    tool_call_id: str
+    tool_call_id: str | None
     path: str
     phase: str
     content: str | None
+    known: bool = True
 
 
 @dataclass
@@ -163,7 +165,9 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | str]:
 
 def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:
     read = disk_read(value)
-    return DiskRead(number, *read) if read is not None else None
+    if read is None:
+        return None
+    return DiskRead(number, read.tool_call_id, read.path, read.phase, read.content, read.known)
 
 
 def _entry(number: int, value: Any) -> Entry | str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from itertools import count
@@ -36,12 +35,12 @@ from ..plugin.permissions import (
     kind_rank,
 )
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
-from ..runtime import DiffV1, DiffV2, ToolCall
+from ..runtime import ToolCall
 from ..runtime.commands import command_argv, command_line
 from ..runtime.paths import tool_call_paths
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
-from .workspace import FORBIDDEN, MissingFileRead, Workspace
+from .workspace import FORBIDDEN, RESOURCE_NOT_FOUND, MissingFileRead, Workspace
 
 if TYPE_CHECKING:
     from .session import Session
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
 #: What reads a file's text around an edit (``connect(disk_patches=...)``); None: no such file.
 DiskReader = Callable[[str], "str | None"]
 #: When a file is read around an edit: as the tool call starts, or as it completes.
-DiskPhase = Literal["before", "after"]
+DiskPhase = Literal["before", "after", "write", "missing"]
 AskCallback = Callable[[PermissionQuery], Awaitable["PermissionDecision | str | None"]]
 ElicitCallback = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 
@@ -57,6 +56,8 @@ ElicitCallback = Callable[[dict[str, Any]], Awaitable["dict[str, Any] | None"]]
 LARGE_READ_CHARS = 1024 * 1024
 #: Files larger than this are not read around edits.
 DISK_READ_LIMIT = 8 * 1024 * 1024
+#: How many of the paths an edit names are read from the disk around it, at most.
+DISK_PATHS = 16
 
 
 class TerminalBackend(Protocol):
@@ -102,7 +103,6 @@ class AgentRequests:
         elicit: ElicitCallback | None,
         missing_file_read: MissingFileRead,
         disk_patches: bool | DiskReader,
-        observe: Callable[[str, Any], None] | None,
         terminals: TerminalFactory,
     ) -> None:
         self.session = session
@@ -110,10 +110,8 @@ class AgentRequests:
         self._elicit = elicit
         self.missing_file_read = missing_file_read
         self._disk_patches = disk_patches is not False
-        self._read_disk: DiskReader = (
-            disk_patches if callable(disk_patches) else self._read_confined
-        )
-        self._observe = observe
+        #: What is read instead of the disk, when the application gave a reader.
+        self._reader: DiskReader | None = disk_patches if callable(disk_patches) else None
         self._terminal_factory = terminals
         self.terminals: TerminalBackend | None = None
         #: Questions to the application still open: cancelled with the turn or the session.
@@ -147,7 +145,7 @@ class AgentRequests:
         if method == "session/update":
             if not self._for_this_session(params):
                 return
-            session.projector.notification(params, time.time())
+            # The traffic reader projected it as the connection took it in.
             session.caught_up_if_due()
             if self._disk_patches:
                 self._observe_disk()
@@ -181,51 +179,73 @@ class AgentRequests:
         return True
 
     def _observe_disk(self) -> None:
-        """Read the files an edit names from the disk, as it starts and as it completes.
-
-        Agents that edit files themselves may report only a fragment of the change;
-        with the file's content around the edit, the projection gives the true patch.
-        """
+        """Read the files of the edits the last update spoke of, as they start and complete."""
         projector = self.session.projector
         state = projector.state
         for change in projector.reducer.last_changes:
             call = state.tool_calls.get(change.key) if change.kind == "tool_call" else None
-            if call is None or not call.reported:
+            if call is not None and call.reported:
+                self._look_around(call)
+
+    def _look_around(self, call: ToolCall) -> None:
+        """Read the files an edit names from the disk, as it starts (or asks permission) and
+        as it completes.
+
+        Agents that edit files themselves may report only a fragment of the change, or
+        none: with the file's content around the edit, the projection gives the true
+        patch. Every path the tool call names counts (its diffs, its locations, the
+        paths of its raw input), relative ones taken from the session's folder; at most
+        :data:`DISK_PATHS` of them.
+        """
+        if call.kind not in EDIT_KINDS and not call.diffs_reported:
+            return
+        view = self.session.projector.state.view()
+        named = [view.resolve(path) for path in tool_call_paths(call)]
+        seen = self._disk_seen.setdefault(call.id, {})
+        finished = call.status in ("completed", "failed", "cancelled")
+        for path in list(dict.fromkeys([*seen, *named]))[:DISK_PATHS]:
+            phases = seen.setdefault(path, set())
+            if not self.session.workspace.contains(path):
                 continue
-            named = [i.path for i in call.content if isinstance(i, DiffV1)]
-            named += [
-                c.path for i in call.content if isinstance(i, DiffV2) for c in i.changes if c.path
-            ]
-            seen = self._disk_seen.setdefault(call.id, {})
-            finished = call.status in ("completed", "failed", "cancelled")
-            for path in dict.fromkeys([*named, *seen]):
-                phases = seen.setdefault(path, set())
-                if not self.session.workspace.contains(path):
-                    continue
-                if not finished and not phases:
-                    phases.add("before")
-                    self._disk_read(call.id, path, "before")
-                elif call.status == "completed" and "after" not in phases:
-                    phases.add("after")
-                    self._disk_read(call.id, path, "after")
+            if not finished and not phases:
+                phases.add("before")
+                self._disk_read(call.id, path, "before")
+            elif call.status == "completed" and "after" not in phases:
+                phases.add("after")
+                self._disk_read(call.id, path, "after")
 
-    def _read_confined(self, path: str) -> str | None:
-        """A file an edit names as the disk holds it now, opened inside the session's folders
-        only; None when it does not exist there, or is not a regular UTF-8 text file of at
-        most :data:`DISK_READ_LIMIT` bytes."""
-        return self.session.workspace.read_confined(path, DISK_READ_LIMIT)
+    def _read_known(self, path: str) -> tuple[bool, str | None]:
+        """A file as the disk holds it now, for a true patch: ``(True, text)``, ``(True,
+        None)`` when it does not exist, ``(False, None)`` when it is there but cannot be
+        read as text (:meth:`Workspace.read_known`, at most :data:`DISK_READ_LIMIT`
+        bytes). A ``disk_patches`` reader given to :func:`connect` is read instead."""
+        if self._reader is not None:
+            return True, self._reader(path)
+        return self.session.workspace.read_known(path, DISK_READ_LIMIT)
 
-    def _disk_read(self, tool_call_id: str, path: str, phase: DiskPhase) -> None:
-        """Read one file around an edit; the projection and the observers (a recording) get it."""
-        content = self._read_disk(path)
-        if self._observe is not None:
-            self._observe(
-                "disk",
-                {"toolCallId": tool_call_id, "path": path, "phase": phase, "content": content},
-            )
-        self.session.projector.disk_observed(
-            tool_call_id, path, content, after=phase == "after", at=time.time()
-        )
+    def _disk_read(self, tool_call_id: str | None, path: str, phase: DiskPhase) -> None:
+        """Read one file for a true patch; the traffic reader and the observers get it.
+
+        A reader that knows phases (a replay's, reading what its capture recorded) may
+        say it has nothing for this one: then nothing is read, as nothing was recorded.
+        """
+        read_phase = getattr(self._reader, "read_phase", None)
+        if callable(read_phase):
+            found = read_phase(path, phase)
+            if found is None:
+                return
+            known, content = found
+        else:
+            known, content = self._read_known(path)
+        read: dict[str, Any] = {
+            "toolCallId": tool_call_id,
+            "path": path,
+            "phase": phase,
+            "content": content,
+        }
+        if not known:
+            read["unreadable"] = True
+        self.session.saw("disk", read)
 
     # --- requests -----------------------------------------------------------------------------
 
@@ -267,10 +287,15 @@ class AgentRequests:
     async def _permission(self, request_id: str, params: Any) -> dict[str, Any]:
         session = self.session
         projector = session.projector
-        projector.permission_requested(request_id, params, time.time())
+        # The traffic reader projected the request as the connection took it in.
         request = projector.state.permissions.get(request_id)
         if request is None:  # unreadable: refuse it
             return {"outcome": {"outcome": "cancelled"}}
+        proposed = projector.state.tool_calls.get(request.tool_call_id or "")
+        if proposed is not None and self._disk_patches:
+            # The files as they are before the edit it proposes: its true patch, though
+            # the agent may say no more of it (refused), or send a whole new text.
+            self._look_around(proposed)
         query = PermissionQuery(
             request_id=request_id,
             title=request.title,
@@ -294,9 +319,7 @@ class AgentRequests:
             )
         if asked and decision.outcome == "selected":
             self._grant(query, decision.option_id)
-        result = {"outcome": decision.to_wire()}
-        projector.permission_answered(request_id, result, time.time())
-        return result
+        return {"outcome": decision.to_wire()}
 
     def _judged(self, call: ToolCall | None) -> ToolCall | None:
         """The tool call as the policy judges it: of the most powerful kind it was ever said
@@ -421,19 +444,18 @@ class AgentRequests:
         session = self.session
         path = params.get("path")
         try:
-            content = session.workspace.read_text(
-                path,
-                line=params.get("line"),
-                limit=params.get("limit"),
-                missing=self.missing_file_read,
+            return session.workspace.read_text(
+                path, line=params.get("line"), limit=params.get("limit")
             )
         except RpcError as error:
-            if error.code == -32002 and isinstance(path, str):
-                session.projector.file_read(path, None, time.time())
-            raise
-        if isinstance(path, str) and params.get("line") is None and params.get("limit") is None:
-            session.projector.file_read(path, content, time.time())
-        return content
+            if error.code != RESOURCE_NOT_FOUND or self.missing_file_read != "empty":
+                raise
+        # No such file, answered as empty: the answer's "" is not the file's content, and
+        # the traffic reader (live and from a recording) is told so.
+        session.saw(
+            "disk", {"toolCallId": None, "path": str(path), "phase": "missing", "content": None}
+        )
+        return ""
 
     async def _write(self, params: Any) -> dict[str, Any]:
         if not isinstance(params, dict):
@@ -461,8 +483,11 @@ class AgentRequests:
         allowed, why = await self._decide(action)
         if not allowed:
             raise RpcError(FORBIDDEN, f"writing {path} is not allowed: {why}")
+        if self._disk_patches:
+            # The file before it is written: a write through the client always has its
+            # before and its after (the traffic reader sees the write as it is answered).
+            self._disk_read(owner, real, "write")
         session.workspace.write_text(path, content)
-        session.projector.file_written(str(path), content, time.time())
         return {}
 
     def _may_ask(self) -> bool:
@@ -494,9 +519,8 @@ class AgentRequests:
         # Where it would run, judged before anyone is asked: outside the folders is refused.
         try:
             where = str(session.workspace.resolve(cwd)) if cwd else str(session.workspace.cwd)
-        except RpcError as error:
-            session.projector.command_refused(line, cwd, error.message[:500], time.time())
-            raise
+        except RpcError:
+            raise  # the traffic reader shows the refusal, as the answer says it
         env = params.get("env")
         names = tuple(
             str(v["name"])
@@ -515,18 +539,10 @@ class AgentRequests:
             approved=self._use_grant("command", announced, _command_forms(words, line)),
         )
         allowed, why = await self._decide(action)
-        try:
-            if not allowed:
-                raise RpcError(FORBIDDEN, f"running {line} is not allowed: {why}")
-            result = await self.terminals.create(params)
-        except RpcError as error:
-            # Not run: the timeline says what was asked and why not, as its answer said.
-            projector.command_refused(line, cwd, error.message[:500], time.time())
-            raise
-        terminal_id = result.get("terminalId") if isinstance(result, dict) else None
-        if isinstance(terminal_id, str):
-            projector.command_started(terminal_id, line, cwd, time.time())
-        return result
+        if not allowed:
+            # Not run: the timeline says what was asked and why not, as the answer says.
+            raise RpcError(FORBIDDEN, f"running {line} is not allowed: {why}")
+        return await self.terminals.create(params)
 
     async def _terminal_request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         assert self.terminals is not None
@@ -536,11 +552,7 @@ class AgentRequests:
             "terminal/kill": self.terminals.kill,
             "terminal/release": self.terminals.release,
         }
-        result = await handler[method](params)
-        terminal_id = params.get("terminalId")
-        if isinstance(terminal_id, str) and isinstance(result, dict):
-            self.session.projector.command_answered(terminal_id, result, time.time())
-        return result
+        return await handler[method](params)
 
 
 def _said_command(call: ToolCall) -> str | None:

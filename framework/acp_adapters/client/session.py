@@ -50,14 +50,16 @@ from ..errors import (
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
+from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, DiskLine, disk_read
 from ..capture.recorder import CaptureRecorder
 from ..plugin.hooks import Hooks
 from ..plugin.manager import get_plugin_manager
 from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import Provider, ProviderRegistry
-from ..projection.negotiation import negotiated_version, provider_of
+from ..projection.negotiation import negotiated_version
 from ..projection.projector import Projector
 from ..projection.timeline import Timeline
+from ..projection.traffic import Traffic
 from ..runtime import CONTENT_BUDGET, SessionState
 from ..timeline.items import TimelineItem
 from ..transport import (
@@ -192,6 +194,9 @@ class Session:
             fixed_provider=fixed_provider,
             state=SessionState(content_budget=content_budget),
         )
+        #: The one reader of the session's traffic (the one a recording is projected with):
+        #: every message in and out, the disk reads and the agent's exit go through it.
+        self.traffic = Traffic(self.projector, registry)
         #: What answers the agent's requests and takes in its notifications.
         self.answers = AgentRequests(
             self,
@@ -199,7 +204,6 @@ class Session:
             elicit=elicit,
             missing_file_read=missing_file_read,
             disk_patches=disk_patches,
-            observe=observe,
             terminals=terminals,
         )
         self.connection = Connection(
@@ -208,7 +212,7 @@ class Session:
             on_request=self.answers.on_request,
             on_notification=self.answers.on_notification,
             on_problem=self.problems.append,
-            on_message=observe,
+            on_message=self.saw,
             on_drained=self._drained,
             max_line_bytes=max_line_bytes,
             max_elements=max_elements,
@@ -251,6 +255,27 @@ class Session:
         """The end of what the agent wrote to stderr."""
         return self.process.stderr.text()
 
+    # --- the traffic ---------------------------------------------------------------------------
+
+    def saw(self, direction: str, payload: Any) -> None:
+        """One event of the session's traffic: ``("out" | "in", message)`` as the connection
+        writes or takes in a message, ``("raw", text)``, ``("disk", read)`` and ``("exit",
+        {"code", "stderr"})``. The traffic reader projects it, then the observers (a
+        recording) see it: a recording holds exactly what the timeline was made of."""
+        at = time.time()
+        if direction == "out":
+            self.traffic.message(CLIENT_TO_AGENT, payload, at)
+        elif direction == "in":
+            self.traffic.message(AGENT_TO_CLIENT, payload, at)
+        elif direction == "disk":
+            read = disk_read(payload)
+            if isinstance(read, DiskLine):
+                self.traffic.disk(read, at)
+        elif direction == "exit":
+            self.traffic.exited(payload.get("code"), str(payload.get("stderr", "")), at)
+        if self._observe is not None:
+            self._observe(direction, payload)
+
     # --- running --------------------------------------------------------------------------
 
     async def _run(self, task_group: TaskGroup) -> None:
@@ -277,9 +302,7 @@ class Session:
             status, stderr = self.process.exit_status, self.stderr
             if not self._shutting_down:
                 # Nobody asked it to go: the timeline (and a recording) says it exited.
-                self.projector.agent_exited(status, stderr, time.time())
-                if self._observe is not None:
-                    self._observe("exit", {"code": status, "stderr": stderr})
+                self.saw("exit", {"code": status, "stderr": stderr})
             reason = "the agent exited" if status is not None else "the agent closed its output"
             self._gone = ConnectionClosed(reason, status, stderr)
             self.connection.fail_pending(self._gone)
@@ -386,7 +409,7 @@ class Session:
         self.auth_methods = (
             [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
         )
-        self.projector.initialized(version, provider_of(result, self.registry, self.hooks))
+        # The traffic reader took the answer in: the session's version and provider.
         self.provider = self.projector.provider
 
     def _session_params(self, **extra: Any) -> dict[str, Any]:
@@ -398,8 +421,7 @@ class Session:
 
     async def new_session(self) -> str:
         """Start a new session of the agent in the workspace; returns its id."""
-        result = await self._guarded("session/new", self._session_params())
-        self.projector.session_created(result)
+        await self._guarded("session/new", self._session_params())
         if self.session_id is None:
             raise RpcError(-32603, "session/new answered without a sessionId")
         return self.session_id
@@ -409,10 +431,7 @@ class Session:
         if self.version == 2:
             await self.resume_session(session_id, replay=True)
             return
-        result = await self._guarded("session/load", self._session_params(sessionId=session_id))
-        self.projector.state.session_id = session_id
-        if isinstance(result, dict):
-            self.projector.session_created({**result, "sessionId": session_id})
+        await self._guarded("session/load", self._session_params(sessionId=session_id))
 
     async def resume_session(self, session_id: str, *, replay: bool = False) -> None:
         """Resume an earlier session without replaying it (v2 can replay from the start)."""
@@ -421,10 +440,7 @@ class Session:
             params.pop("mcpServers")
             if replay:
                 params["replayFrom"] = {"type": "start"}
-        result = await self._guarded("session/resume", params)
-        self.projector.state.session_id = session_id
-        if isinstance(result, dict):
-            self.projector.session_created({**result, "sessionId": session_id})
+        await self._guarded("session/resume", params)
 
     async def list_sessions(self, cursor: str | None = None) -> dict[str, Any]:
         """The agent's sessions in this workspace: ``{"sessions": [...], "nextCursor": ...}``."""
@@ -471,7 +487,6 @@ class Session:
             await self._request(
                 "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}
             )
-            self.projector.state.current_mode = mode_id
             return
         option = next(
             (o for o in self.projector.state.config_options if o.category == "mode"), None
@@ -491,10 +506,7 @@ class Session:
             params["type"] = "boolean"
         elif self.version == 2:
             params["type"] = "id"
-        result = await self._request("session/set_config_option", params)
-        options = result.get("configOptions") if isinstance(result, dict) else None
-        if isinstance(options, list):
-            self.projector.session_created({"sessionId": self.session_id, "configOptions": options})
+        await self._request("session/set_config_option", params)
 
     async def _guarded(self, method: str, params: Any) -> Any:
         """A request whose "authentication required" answer becomes a clear error."""
@@ -515,19 +527,14 @@ class Session:
         """
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
         state = self.projector.state
-        self.projector.prompt_sent(blocks, time.time())
-        index = state.turn
+        index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
         try:
-            result = await self._request(
-                "session/prompt", {"sessionId": self.session_id, "prompt": blocks}
-            )
+            await self._request("session/prompt", {"sessionId": self.session_id, "prompt": blocks})
         except RpcError as error:
-            self.projector.prompt_answered(None, error.to_wire(), time.time())
             if error.code == AUTH_REQUIRED:
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
             raise
-        self.projector.prompt_answered(result, None, time.time())
         if self.version == 2 and not self._turn_idle():
             await self._idle.wait()
             if self._closed.is_set() and not self._turn_idle():

@@ -583,6 +583,28 @@ class Workspace:
         finally:
             os.close(descriptor)
 
+    def read_known(self, path: object, limit: int) -> tuple[bool, str | None]:
+        """What the disk says of ``path`` for a true patch: ``(True, text)``, ``(True, None)``
+        when no such file exists, ``(False, None)`` when a file is there but cannot be
+        read as text here (too large, not UTF-8, not a regular file, outside, unreadable).
+
+        Read as :meth:`read_confined` reads, without racing the agent.
+        """
+        if not isinstance(path, str) or not path or "\x00" in path:
+            return False, None
+        try:
+            descriptor = self._open(path, _READ)
+        except FileNotFoundError:
+            return True, None
+        except (_OutsideError, OSError, ValueError):
+            return False, None
+        try:
+            return True, _read_descriptor(descriptor, path, limit)
+        except (OSError, UnicodeDecodeError):
+            return False, None
+        finally:
+            os.close(descriptor)
+
     def read_text(
         self,
         path: object,

@@ -17,6 +17,8 @@ from .files import (
     file_change_from_contents,
     file_contents_from_disk,
     file_contents_from_fs,
+    file_contents_from_known,
+    file_contents_from_permission,
     with_proposed_diffs,
 )
 from .tools import command_item, content_text, tool_status
@@ -34,6 +36,8 @@ __all__ = [
     "file_change_from_contents",
     "file_contents_from_disk",
     "file_contents_from_fs",
+    "file_contents_from_known",
+    "file_contents_from_permission",
     "omitted_reason",
     "tool_status",
     "with_proposed_diffs",

@@ -95,7 +95,11 @@ def file_contents_from_fs(tool_call: ToolCall, session: SessionView) -> list[Fil
     write (a read answer, an earlier write, or "no such file"); where it knew
     nothing, the agent's own ``oldText`` for that path is used.
     """
-    reported = {item.path: item.old_text for item in tool_call.content if isinstance(item, DiffV1)}
+    reported = {
+        session.resolve(item.path): item.old_text
+        for item in tool_call.content
+        if isinstance(item, DiffV1)
+    }
     found: dict[str, FileContents] = {}
     unknown: set[str] = set()
     for write in session.writes_of(tool_call.id):
@@ -195,7 +199,9 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
     snapshots: dict[str, dict[str, str | None]] = {}
     for event in session.disk_of(tool_call.id):
         snapshots.setdefault(event.path, {})[event.op] = event.content
-    reported = {item.path: item for item in tool_call.content if isinstance(item, DiffV1)}
+    reported = {
+        session.resolve(item.path): item for item in tool_call.content if isinstance(item, DiffV1)
+    }
     files: list[FileContents] = []
     unplaced: list[str] = []
     for path, seen in snapshots.items():
@@ -210,7 +216,12 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
         ):
             files.append(FileContents(path, before, after))
             continue
-        if fragment is None or fragment.old_text is None:
+        if fragment is None:
+            continue
+        if fragment.old_text is None:
+            # A whole new text: of a file that was there, a modification, not a creation.
+            if "disk_before" in seen and before is not None and before != fragment.new_text:
+                files.append(FileContents(path, before, fragment.new_text))
             continue
         if fragment.old_text == "" and "disk_before" in seen and before is None:
             if "disk_after" not in seen:
@@ -236,3 +247,70 @@ def _holds_old_text(before: str | None, fragment: DiffV1 | None) -> bool:
     if fragment is None or not fragment.old_text:
         return True
     return before is not None and fragment.old_text in before
+
+
+def file_contents_from_permission(tool_call: ToolCall, session: SessionView) -> list[FileContents]:
+    """A tool call's files from the whole-file diff its permission request carried, where its
+    later updates report only a fragment of that same edit.
+
+    The proposal counts when the fragment's ``oldText`` is found once in the proposed
+    old text and replacing it there gives the proposed new text, and when the old
+    text is what the session knew of the file before the tool call (if it knew).
+    """
+    fragments = {
+        session.resolve(item.path): item for item in tool_call.content if isinstance(item, DiffV1)
+    }
+    files: list[FileContents] = []
+    for proposed in tool_call.diffs_proposed:
+        if not isinstance(proposed, DiffV1) or proposed.old_text is None:
+            continue
+        path = session.resolve(proposed.path)
+        fragment = fragments.get(path)
+        if fragment is None or fragment == proposed or not fragment.old_text:
+            continue
+        whole_old, whole_new = proposed.old_text, proposed.new_text
+        if whole_old.count(fragment.old_text) != 1:
+            continue
+        if whole_old.replace(fragment.old_text, fragment.new_text, 1) != whole_new:
+            continue
+        known = session.file_before(path, tool_call.first_seq)
+        if known is not None and (not known.kept or known.content != whole_old):
+            continue  # not the file as it was: no patch that does not apply to it
+        files.append(FileContents(path, whole_old, whole_new))
+    return files
+
+
+def file_contents_from_known(tool_call: ToolCall, session: SessionView) -> DiskContents:
+    """A tool call's files from the agent's diffs placed in what the session knew of each
+    file before the tool call (a read, a write, a file found missing).
+
+    A file known not to exist, with no ``oldText`` or an empty one, is created (from
+    ``/dev/null``); a known content with no ``oldText`` is replaced by ``newText``
+    whole; an ``oldText`` that is the whole content, or is found in it exactly once,
+    is replaced there. When the session knew nothing of one of the files, there is
+    nothing to check its diff against: no files at all (the agent's diffs stand). A
+    diff that cannot be placed is listed in ``unplaced``.
+    """
+    files: list[FileContents] = []
+    unplaced: list[str] = []
+    for item in tool_call.content:
+        if not isinstance(item, DiffV1):
+            continue
+        path = session.resolve(item.path)
+        known = session.file_before(path, tool_call.first_seq)
+        if known is None or not known.kept:
+            # Nothing to check this file against: the agent's diff stands, for every file.
+            return DiskContents([], [])
+        content, old, new = known.content, item.old_text, item.new_text
+        if content is None:
+            if old:
+                unplaced.append(path)
+            else:
+                files.append(FileContents(path, None, new))
+        elif old is None or old == content:
+            files.append(FileContents(path, content, new))
+        elif old and content.count(old) == 1:
+            files.append(FileContents(path, content, content.replace(old, new, 1)))
+        else:
+            unplaced.append(path)
+    return DiskContents(files, unplaced)

@@ -170,12 +170,29 @@ class Projector:
         self._now = at
         self._apply(self.reducer.apply_file_write(path, content))
 
-    def disk_observed(
-        self, tool_call_id: str, path: str, content: str | None, *, after: bool, at: float
+    def file_found(
+        self, tool_call_id: str | None, path: str, content: str | None, known: bool, at: float
     ) -> None:
-        """A live client read a file an edit touches, as it started or completed."""
+        """The client found a file so on the disk just before it wrote it for the agent."""
         self._now = at
-        self._apply(self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after))
+        self._apply(self.reducer.apply_file_found(tool_call_id, path, content, known=known))
+
+    def disk_observed(
+        self,
+        tool_call_id: str,
+        path: str,
+        content: str | None,
+        *,
+        after: bool,
+        at: float,
+        known: bool = True,
+    ) -> None:
+        """A live client read a file an edit touches, as it started (or asked permission) or
+        completed."""
+        self._now = at
+        self._apply(
+            self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after, known=known)
+        )
 
     def command_started(
         self, terminal_id: str, command: str | None, cwd: str | None, at: float
@@ -244,7 +261,7 @@ class Projector:
 
     def _project_tool_call(self, key: str) -> None:
         call = self.state.tool_calls.get(key)
-        if call is None or not call.reported:
+        if call is None or not (call.reported or self._refused_edit(call.id)):
             return  # only a permission request named it: its approval item shows it
         item = self.hooks.project_tool_call(self.provider, call, self.state.view())
         if not isinstance(item, ItemBase):
@@ -252,6 +269,19 @@ class Projector:
                 "project_tool_call gave no item", hook="project_tool_call", plugin=None
             )
         self._put(self._tool_item_key(key), item, turn=call.turn, tool_call_id=key)
+
+    def _refused_edit(self, key: str) -> bool:
+        """Whether a tool call only a permission request named proposed an edit that was
+        refused: its file_change shows what it proposed, though the agent says no more."""
+        call = self.state.tool_calls[key]
+        if not call.diffs_proposed:
+            return False
+        return any(
+            request.tool_call_id == key
+            and request.outcome is not None
+            and not (request.option_kind or "").startswith("allow")
+            for request in self.state.permissions.values()
+        )
 
     def _tool_item_key(self, key: str) -> str:
         """The key of a tool call's item: its own, or, for a tool call that first appeared

@@ -29,6 +29,16 @@ def tool_status(tool_call: ToolCall, session: SessionView) -> ItemStatus:
     status = _STATUSES.get(tool_call.status, "running")
     if status in ("completed", "failed", "cancelled"):
         return status
+    if not tool_call.reported:
+        # Only a permission request named it: refused, it failed; left unanswered (the
+        # turn was cancelled), it was cancelled.
+        for request in session.permissions.values():
+            if request.tool_call_id != tool_call.id or request.outcome is None:
+                continue
+            if request.outcome != "selected":
+                return "cancelled"
+            if not (request.option_kind or "").startswith("allow"):
+                return "failed"
     ended = session.ended_tool_calls.get(tool_call.id)
     if ended is not None:
         if ended == "cancelled":

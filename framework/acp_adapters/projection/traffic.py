@@ -1,22 +1,27 @@
-"""Captures: recorded ACP traffic, one JSON-RPC message a line, turned into a timeline.
+"""The one reader of a session's traffic: what drives the projector, live and from a capture.
 
-A capture line is ``{"dir": "client->agent" | "agent->client", "t": seconds,
-"msg": {...}}``; ``{"dir": "agent->client(raw)", "t": seconds, "raw": text}``
-is a line the agent printed that was not JSON, ``{"dir": "exit", "code": 3,
-"stderr": text}`` the agent exiting on its own, ``{"dir": "disk", ...}`` a file
-the recording client read around an edit (the format's words are in
-:mod:`acp_adapters.capture_format`). :func:`project_capture` reads one,
-follows the requests of both sides to their answers, and feeds a
+A live session feeds it each message as the connection reads or writes it, each
+disk read it makes for a true patch, and the agent's exit; :func:`project_capture`
+and the replay feed it the same events from a capture's lines (the format's words
+are in :mod:`acp_adapters.capture.format`). What is true live is true in replay: a
+recording projects to the timeline the live session showed, by construction.
+
+It follows the requests of both sides to their answers and reports to a
 :class:`~.projector.Projector`:
 
 * the ``initialize`` answer gives the protocol version, judged by the body's
   shape (an agent that answers 2 with a v1 body speaks v1), and the agent's
   name, which picks the provider (unless one is given);
+* ``session/new`` gives the session's folder (relative paths are resolved against it),
+  its answer the session's id, modes and configuration; ``session/load`` and
+  ``session/resume`` answers, ``session/set_mode`` and ``session/set_config_option``
+  answers keep them current;
 * prompts start turns; their answers end them (v1) or acknowledge them (v2);
-* ``session/update`` notifications go through the reducer and the plugins;
-* permission requests and answers, the client's ``fs/read_text_file`` answers
-  and the agent's ``fs/write_text_file`` requests are recorded, so file edits
-  can show their true patch.
+* ``session/update`` notifications go through the reducer and the plugins (one for
+  another session, or for none, is not this session's);
+* permission requests and answers, the client's ``fs/read_text_file`` answers and
+  ``fs/write_text_file`` services, ``terminal/*`` answers and the ``disk`` reads are
+  recorded, so file edits show their true patch and commands their output.
 
 Every line is untrusted: one that is not JSON, or not a message, is skipped
 and listed in the timeline's ``problems``; nothing in a capture raises.
@@ -35,6 +40,7 @@ from ..capture.format import (
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    DiskLine,
     Unreadable,
     capture_values,
     disk_read,
@@ -47,6 +53,11 @@ from ..runtime.commands import command_line
 from .negotiation import negotiated_version, provider_of
 from .projector import Projector
 from .timeline import Timeline
+
+#: How many requests of either side may wait for their answers: past it the oldest is
+#: forgotten (its answer, if it ever comes, projects nothing), so a capture or an agent
+#: that never answers cannot grow the reader's memory.
+MAX_WAITING = 4096
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
 
@@ -76,8 +87,12 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         yield entry
 
 
-class CaptureReader:
-    """Follows a capture's messages and reports them to a projector."""
+def _seconds(at: Any) -> float:
+    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
+
+
+class Traffic:
+    """Follows one session's traffic, both ways, and reports it to its projector."""
 
     def __init__(self, projector: Projector, registry: ProviderRegistry) -> None:
         self.projector = projector
@@ -85,32 +100,56 @@ class CaptureReader:
         # Requests waiting for an answer, per side: id -> (method, params).
         self.client_requests: dict[Any, tuple[str, Any]] = {}
         self.agent_requests: dict[Any, tuple[str, Any]] = {}
+        #: Files the client answered as empty though they did not exist: the answer's ""
+        #: is not their content.
+        self._missing: set[str] = set()
 
-    def feed_entry(self, entry: dict[str, Any]) -> None:
-        """One line of a capture: a message either way, or the agent's exit."""
-        direction, at = entry.get("dir"), entry.get("t")
-        seconds = float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
+    # --- what feeds it ------------------------------------------------------------------------
+
+    def entry(self, entry: dict[str, Any]) -> None:
+        """One line of a capture: a message either way, a disk read, or the agent's exit."""
+        direction, at = entry.get("dir"), _seconds(entry.get("t"))
         if direction == AGENT_EXIT:
             code, stderr = entry.get("code"), entry.get("stderr")
-            self.projector.agent_exited(
+            self.exited(
                 code if isinstance(code, int) and not isinstance(code, bool) else None,
                 stderr if isinstance(stderr, str) else "",
-                seconds,
+                at,
             )
         elif direction == DISK_READ:
             read = disk_read(entry)
             if read is not None:
-                call, path, phase, content = read
-                self.projector.disk_observed(
-                    call, path, content, after=phase == "after", at=seconds
-                )
+                self.disk(read, at)
         elif "msg" in entry:
-            self.feed(direction if isinstance(direction, str) else "", entry["msg"], seconds)
+            self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
 
-    def feed(self, direction: str, message: Any, at: float) -> None:
+    def exited(self, code: int | None, stderr: str, at: float) -> None:
+        """The agent exited on its own."""
+        self.projector.agent_exited(code, stderr, at)
+
+    def disk(self, read: DiskLine, at: float) -> None:
+        """The client looked at a file on the disk, for a true patch."""
+        projector = self.projector
+        if read.phase == "missing":
+            self._missing.add(read.path)
+            projector.file_read(read.path, None, at)
+        elif read.phase == "write":
+            projector.file_found(read.tool_call_id, read.path, read.content, read.known, at)
+        elif read.tool_call_id is not None:
+            projector.disk_observed(
+                read.tool_call_id,
+                read.path,
+                read.content,
+                after=read.phase == "after",
+                known=read.known,
+                at=at,
+            )
+
+    def message(self, direction: str, message: Any, at: float) -> None:
+        """A message (or a batch) the client sent (``client->agent``) or received."""
         if isinstance(message, list):  # a batch
             for part in message:
-                self.feed(direction, part, at)
+                self.message(direction, part, at)
             return
         if not isinstance(message, dict):
             return
@@ -119,47 +158,84 @@ class CaptureReader:
         if direction == CLIENT_TO_AGENT:
             if isinstance(method, str):
                 if has_id:
-                    self.client_requests[request_key(message["id"])] = (
-                        method,
-                        message.get("params"),
-                    )
+                    self._wait(self.client_requests, message, method)
                 self._client_sent(method, message.get("params"), at)
             elif has_id:
                 self._client_answered(message, at)
         elif direction == AGENT_TO_CLIENT:
             if isinstance(method, str):
-                if has_id:
-                    self.agent_requests[request_key(message["id"])] = (
-                        method,
-                        message.get("params"),
-                    )
+                if has_id and self._ours(message.get("params")):
+                    self._wait(self.agent_requests, message, method)
                 self._agent_sent(message, method, at)
             elif has_id:
                 self._agent_answered(message, at)
 
+    # --- following requests -------------------------------------------------------------------
+
+    @staticmethod
+    def _wait(waiting: dict[Any, tuple[str, Any]], message: dict[str, Any], method: str) -> None:
+        key = request_key(message["id"])
+        waiting.pop(key, None)
+        waiting[key] = (method, message.get("params"))
+        if len(waiting) > MAX_WAITING:
+            del waiting[next(iter(waiting))]
+
+    def _ours(self, params: Any) -> bool:
+        """Whether a request or update is this session's: one that names another session is
+        not (nor, for an update, one that names none)."""
+        named = params.get("sessionId") if isinstance(params, dict) else None
+        ours = self.projector.state.session_id
+        return named is None or ours is None or named == ours
+
     def _client_sent(self, method: str, params: Any, at: float) -> None:
         if method == "session/prompt" and isinstance(params, dict):
             self.projector.prompt_sent(params.get("prompt"), at)
+        elif method == "session/new" and isinstance(params, dict):
+            cwd = params.get("cwd")
+            if isinstance(cwd, str):
+                self.projector.state.cwd = cwd
 
     def _agent_answered(self, message: dict[str, Any], at: float) -> None:
         request = self.client_requests.pop(request_key(message["id"]), None)
         if request is None:
             return
-        method, _ = request
+        method, params = request
         result, error = message.get("result"), message.get("error")
-        if method == "initialize" and error is None:
-            provider = provider_of(result, self.registry, self.projector.hooks)
-            self.projector.initialized(negotiated_version(result), provider)
-        elif method in ("session/new", "session/load") and isinstance(result, dict):
-            self.projector.session_created(result)
-        elif method == "session/prompt":
-            self.projector.prompt_answered(result, error, at)
+        projector = self.projector
+        if method == "session/prompt":
+            projector.prompt_answered(result, error, at)
+        elif error is not None:
+            return
+        elif method == "initialize":
+            provider = provider_of(result, self.registry, projector.hooks)
+            projector.initialized(negotiated_version(result), provider)
+        elif method == "session/new" and isinstance(result, dict):
+            projector.session_created(result)
+        elif method in ("session/load", "session/resume") and isinstance(params, dict):
+            session_id = params.get("sessionId")
+            if isinstance(session_id, str):
+                projector.state.session_id = session_id
+                if isinstance(params.get("cwd"), str):
+                    projector.state.cwd = params["cwd"]
+                if isinstance(result, dict):
+                    projector.session_created({**result, "sessionId": session_id})
+        elif method == "session/set_mode" and isinstance(params, dict):
+            if isinstance(params.get("modeId"), str):
+                projector.state.current_mode = params["modeId"]
+        elif method == "session/set_config_option" and isinstance(result, dict):
+            options = result.get("configOptions")
+            if isinstance(options, list):
+                projector.session_created(
+                    {"sessionId": projector.state.session_id, "configOptions": options}
+                )
 
     def _agent_sent(self, message: dict[str, Any], method: str, at: float) -> None:
         params = message.get("params")
         if method == "session/update":
-            self.projector.notification(params, at)
-        elif method == "session/request_permission" and "id" in message:
+            named = params.get("sessionId") if isinstance(params, dict) else None
+            if isinstance(named, str) and self._ours(params):
+                self.projector.notification(params, at)
+        elif method == "session/request_permission" and "id" in message and self._ours(params):
             self.projector.permission_requested(str(message["id"]), params, at)
 
     def _client_answered(self, message: dict[str, Any], at: float) -> None:
@@ -168,31 +244,39 @@ class CaptureReader:
             return
         method, params = request
         result, error = message.get("result"), message.get("error")
+        projector = self.projector
         if method == "session/request_permission":
-            self.projector.permission_answered(str(message["id"]), result, at)
+            projector.permission_answered(str(message["id"]), result, at)
         elif method == "fs/write_text_file" and isinstance(params, dict):
             # Written when the client said it wrote it: a refused write changed nothing.
             path, content = params.get("path"), params.get("content")
             if error is None and isinstance(path, str) and isinstance(content, str):
-                self.projector.file_written(path, content, at)
+                projector.file_written(path, content, at)
         elif method == "terminal/create":
             self._terminal_created(params, result, error, at)
         elif method in ("terminal/output", "terminal/wait_for_exit") and isinstance(params, dict):
             terminal_id = params.get("terminalId")
             if isinstance(terminal_id, str) and error is None:
-                self.projector.command_answered(terminal_id, result, at)
+                projector.command_answered(terminal_id, result, at)
         elif method == "fs/read_text_file" and isinstance(params, dict):
-            path = params.get("path")
-            if not isinstance(path, str):
-                return
-            if isinstance(result, dict) and isinstance(result.get("content"), str):
+            self._read_answered(params, result, error, at)
+
+    def _read_answered(self, params: dict[str, Any], result: Any, error: Any, at: float) -> None:
+        """The client answered a read: the whole file's content (a range of lines is not),
+        or "no such file"."""
+        path = params.get("path")
+        if not isinstance(path, str):
+            return
+        if isinstance(result, dict) and isinstance(result.get("content"), str):
+            if path in self._missing and result["content"] == "":
+                self._missing.discard(path)  # "" for a file that is not there: known already
+            elif params.get("line") is None and params.get("limit") is None:
                 self.projector.file_read(path, result["content"], at)
-            elif isinstance(error, dict) and error.get("code") == -32002:
-                self.projector.file_read(path, None, at)  # "resource not found": no such file
+        elif isinstance(error, dict) and error.get("code") == -32002:
+            self.projector.file_read(path, None, at)  # "resource not found": no such file
 
     def _terminal_created(self, params: Any, result: Any, error: Any, at: float) -> None:
-        """The client ran a command for the agent, or refused to (the live session's
-        command items, read back)."""
+        """The client ran a command for the agent, or refused to."""
         line = command_line(params)
         cwd = params.get("cwd") if isinstance(params, dict) else None
         cwd = cwd if isinstance(cwd, str) else None
@@ -225,10 +309,10 @@ def project_capture(
     projector = Projector(
         Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
     )
-    reader = CaptureReader(projector, registry)
+    traffic = Traffic(projector, registry)
     problems: list[str] = []
     for entry in _entries(source, problems):
-        reader.feed_entry(entry)
+        traffic.entry(entry)
     timeline = projector.timeline()
     timeline.problems = problems
     return timeline

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 #: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
 RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]
 #: A ``disk_patches`` reader for :func:`acp_adapters.connect`: a file's text, or None.
-RecordedDisk = Callable[[str], str | None]
 
 
 def workspace_files(capture: CaptureSource) -> dict[str, str]:
@@ -131,31 +130,58 @@ def recorded_answers(capture: CaptureSource) -> RecordedAsk:
     return ask
 
 
+class RecordedDisk:
+    """A ``disk_patches`` reader that reads what a capture's client read for true patches.
+
+    Called with a path, it gives the next content the recording client read of that
+    file around an edit (``before`` and ``after`` lines), in order; None when the
+    capture has no more (no file). :meth:`read_phase` also gives the reads of other
+    phases (``write``: the file just before the client wrote it), and says when the
+    capture recorded none (then the live client records none either).
+    """
+
+    def __init__(self, capture: CaptureSource, folder: str | os.PathLike[str]) -> None:
+        self._spellings = sorted(
+            {os.fspath(folder), os.path.realpath(folder)}, key=len, reverse=True
+        )
+        self._recorded: dict[tuple[str, str], deque[tuple[bool, str | None]]] = {}
+        for done in read_capture(capture).disk:
+            if done.phase == "missing":  # an answer's fact, not a read of the disk
+                continue
+            queue = "write" if done.phase == "write" else "around"
+            self._recorded.setdefault((done.path, queue), deque()).append(
+                (done.known, done.content)
+            )
+
+    def __call__(self, path: str) -> str | None:
+        found = self.read_phase(path, "before")
+        return found[1] if found is not None else None
+
+    def read_phase(self, path: str, phase: str) -> tuple[bool, str | None] | None:
+        """The next recorded read of ``path`` in ``phase``: ``(known, content)``, or None
+        when the capture recorded none (the file is outside ``folder``, or the recording
+        client did not read it then)."""
+        queue = "write" if phase == "write" else "around"
+        for spelling in self._spellings:
+            if path == spelling or path.startswith(spelling + os.sep):
+                portable = WORKSPACE_MARK + path[len(spelling) :]
+                contents = self._recorded.get((portable, queue))
+                if not contents:
+                    return None if queue == "write" else (True, None)
+                known, content = contents.popleft()
+                return known, None if content is None else content.replace(WORKSPACE_MARK, spelling)
+        return None if queue == "write" else (True, None)
+
+
 def recorded_disk(capture: CaptureSource, folder: str | os.PathLike[str]) -> RecordedDisk:
     """A ``disk_patches`` reader that reads what the capture's client read around each edit.
 
-    A client that recorded with ``disk_patches`` on wrote each file it read around an
-    edit as a ``disk`` line; a replay played in ``folder`` reads those contents back,
+    A client that recorded with ``disk_patches`` on wrote each file it read for a true
+    patch as a ``disk`` line; a replay played in ``folder`` reads those contents back,
     in the order they were read, and so shows the true patches the live session
     showed, though nothing edits the disk. A read the capture lacks is None (no file).
     """
-    spellings = sorted({os.fspath(folder), os.path.realpath(folder)}, key=len, reverse=True)
-    recorded: dict[str, deque[str | None]] = {}
-    for done in read_capture(capture).disk:
-        recorded.setdefault(done.path, deque()).append(done.content)
-
-    def read(path: str) -> str | None:
-        for spelling in spellings:
-            if path == spelling or path.startswith(spelling + os.sep):
-                portable = WORKSPACE_MARK + path[len(spelling) :]
-                contents = recorded.get(portable)
-                if not contents:
-                    return None
-                content = contents.popleft()
-                return None if content is None else content.replace(WORKSPACE_MARK, spelling)
-        return None
-
-    return read
+    return RecordedDisk(capture, folder)
 
 
 def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:

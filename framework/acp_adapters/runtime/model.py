@@ -25,6 +25,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
 
 from ..diff.limits import DiffLimits
+from .folders import resolved_path
 
 
 class RuntimeModel(BaseModel):
@@ -155,6 +156,9 @@ class ToolCall(RuntimeModel):
     #: other content (claude-agent-acp answers a refused edit with the error text only):
     #: what the edit proposed is still known here.
     diffs_reported: tuple[ToolContent, ...] = ()
+    #: The diffs a permission request for it carried (the latest such request's): what the
+    #: edit proposed as a whole, when its updates report only a fragment later.
+    diffs_proposed: tuple[ToolContent, ...] = ()
     #: Whether a session/update spoke of it (False: only a permission request did so far).
     reported: bool = False
     turn: int = 0
@@ -412,20 +416,23 @@ class FileEvent(RuntimeModel):
     """What the session showed of a file.
 
     ``read``: the client's answer to the agent's ``fs/read_text_file``; ``write``:
-    the agent's ``fs/write_text_file``; ``disk_before`` and ``disk_after``: what a
-    live client read from the disk itself when an edit tool call started and
-    when it completed. ``content`` None means the file did not exist.
+    the agent's ``fs/write_text_file``; ``found``: the file as the client found it
+    on the disk just before it served that write; ``disk_before`` and
+    ``disk_after``: what a live client read from the disk itself when an edit tool
+    call started (or asked permission) and when it completed. ``content`` None
+    means the file did not exist (unless ``kept`` is False). ``path`` is the file's
+    one spelling (:func:`~acp_adapters.runtime.paths.resolved_path`).
     ``tool_call_id`` is the tool call the event belongs to, where there is one.
     """
 
-    op: Literal["read", "write", "disk_before", "disk_after"]
+    op: Literal["read", "write", "found", "disk_before", "disk_after"]
     path: str
     content: str | None
     seq: int
     tool_call_id: str | None = None
-    #: False when the session did not keep the content (its budget of file contents,
-    #: :data:`CONTENT_BUDGET`, was spent): ``content`` is None then, and ``digest`` says
-    #: what it was, so two reads can still be told apart.
+    #: False when the session does not know the content: its budget of file contents
+    #: (:data:`CONTENT_BUDGET`) was spent (``digest`` then says what it was, so two reads
+    #: can still be told apart), or the file could not be read as text (no digest).
     kept: bool = True
     digest: str | None = None
 
@@ -435,6 +442,10 @@ class FileEvent(RuntimeModel):
 #: Past it the oldest contents no later patch needs are let go (only their digest is kept);
 #: the same content read again costs nothing.
 CONTENT_BUDGET = 64 * 1024 * 1024
+
+
+#: The events that say what a file held at their point, looked up by path.
+_KNOWN_BY_PATH = ("read", "write", "found")
 
 
 def content_digest(text: str) -> str:
@@ -488,7 +499,7 @@ class FileStore:
                 self._kept.append(number)
                 self._holders[number] = [position]
         self.events.append(event)
-        if event.op in ("read", "write"):
+        if event.op in _KNOWN_BY_PATH:
             self._by_path.setdefault(event.path, []).append(position)
         if event.tool_call_id is not None:
             self._by_call.setdefault(event.tool_call_id, []).append(position)
@@ -529,13 +540,32 @@ class FileStore:
         """Whether the event at ``position`` is the latest read or write of its path."""
         event = self.events[position]
         positions = self._by_path.get(event.path) or [-1]
-        return event.op in ("read", "write") and positions[-1] == position
+        return event.op in _KNOWN_BY_PATH and positions[-1] == position
 
     def before(self, path: str, seq: int) -> FileEvent | None:
-        """The latest read or write of ``path`` before position ``seq``."""
+        """The latest read, write or found content of ``path`` before position ``seq``."""
         positions = self._by_path.get(path, [])
         index = bisect.bisect_left(positions, seq, key=lambda p: self.events[p].seq)
         return self.events[positions[index - 1]] if index else None
+
+    def claim(self, path: str, tool_call_id: str, since: int) -> bool:
+        """Give the writes of ``path`` after position ``since`` that belong to no tool call
+        (and what was found before each) to ``tool_call_id``; whether there was any.
+
+        An agent may write through the client first and only then tell which tool
+        call did it."""
+        claimed = False
+        for position in reversed(self._by_path.get(path, ())):
+            event = self.events[position]
+            if event.seq <= since:
+                break
+            if event.tool_call_id is None and event.op in ("write", "found"):
+                self.events[position] = event.model_copy(update={"tool_call_id": tool_call_id})
+                self._by_call.setdefault(tool_call_id, []).append(position)
+                claimed = True
+        if claimed:
+            self._by_call[tool_call_id].sort()
+        return claimed
 
     def of_call(self, tool_call_id: str, *ops: str) -> tuple[FileEvent, ...]:
         """The events of a tool call, in order, of the kinds ``ops``."""
@@ -565,6 +595,11 @@ class SessionState:
     ) -> None:
         self.session_id = session_id
         self.version = version
+        #: The session's folder, as the client named it (``session/new``): relative paths
+        #: agents send are taken from it.
+        self.cwd: str | None = None
+        #: The position at which the current turn started.
+        self.turn_seq = 0
         self.diff_limits = diff_limits or DiffLimits()
         self.seq = 0
         #: ``session/update`` notifications applied (what names a message sent without an id).
@@ -711,9 +746,19 @@ class SessionView:
         return MappingProxyType(self._state.ended_tool_calls)
 
     def file_before(self, path: str, seq: int) -> FileEvent | None:
-        """The latest read or write of ``path`` before position ``seq`` (its ``kept`` False
-        when the session let its content go: then what the file held is not known)."""
-        return self._state.file_store.before(path, seq)
+        """The latest read, write or found content of ``path`` before position ``seq`` (its
+        ``kept`` False when the session does not know what the file held). ``path`` may be
+        relative to the session's folder."""
+        return self._state.file_store.before(self.resolve(path), seq)
+
+    def resolve(self, path: str) -> str:
+        """A path as the session's file events name it: relative ones taken from its folder."""
+        return resolved_path(path, self._state.cwd)
+
+    @property
+    def cwd(self) -> str | None:
+        """The session's folder, as the client named it."""
+        return self._state.cwd
 
     def terminal_of(self, tool_call_id: str) -> Terminal | None:
         """The client terminal a tool call announced or embeds, if any (the latest)."""

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import TypeAdapter, ValidationError
 
 from ..protocol import parse_notification, v1, v2
+from .folders import resolved_path
 from .model import (
     Block,
     Command,
@@ -65,6 +66,8 @@ from .paths import tool_call_paths
 V1_PLAN_ID = "plan"
 #: Tool-call statuses after which a tool call does nothing more.
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+#: The tool kinds that change files (the writes the client served go to them).
+_EDIT_KINDS = frozenset({"edit", "delete", "move"})
 #: How much of a client terminal's output the session keeps (its end).
 TERMINAL_TEXT_BYTES = 1024 * 1024
 
@@ -255,6 +258,8 @@ class Reducer:
         diffs = _diffs(changes.get("content", ()))
         if diffs:
             changes["diffs_reported"] = diffs
+            if not reported:
+                changes["diffs_proposed"] = diffs
         extra = {k: v for k, v in (update.model_extra or {}).items() if k != "sessionUpdate"}
         if extra:
             changes["extra"] = {**current.extra, **extra}
@@ -266,6 +271,10 @@ class Reducer:
         state = self.state
         state.tool_calls[call.id] = call
         self._index(call)
+        if call.kind in _EDIT_KINDS or call.diffs_reported:
+            # Writes the client served before the agent said which tool call made them.
+            for path in self._paths(call):
+                state.file_store.claim(path, call.id, state.turn_seq)
         changed = [Change("tool_call", call.id)]
         for item in call.content:
             if not isinstance(item, TerminalRef):
@@ -282,7 +291,7 @@ class Reducer:
         """Keep the indexes of unfinished tool calls up to date with ``call``."""
         key = call.id
         finished = call.status in TERMINAL_STATUSES or key in self.state.ended_tool_calls
-        paths = () if finished else tuple(tool_call_paths(call))
+        paths = () if finished else self._paths(call)
         for path in set(self.state.paths_of.pop(key, ())) - set(paths):
             holders = self.state.open_by_path.get(path)
             if holders is not None:
@@ -306,6 +315,11 @@ class Reducer:
             self.state.open_commands.setdefault(key, None)
         else:
             self.state.open_commands.pop(key, None)
+
+    def _paths(self, call: ToolCall) -> tuple[str, ...]:
+        """The files a tool call names, each in its one spelling (relative paths resolved)."""
+        cwd = self.state.cwd
+        return tuple(dict.fromkeys(resolved_path(p, cwd) for p in tool_call_paths(call)))
 
     def _close(self, key: str) -> None:
         """A tool call ended (with its turn): out of the indexes of unfinished ones."""
@@ -453,6 +467,7 @@ class Reducer:
         state = self.state
         state.seq += 1
         state.turn += 1
+        state.turn_seq = state.seq
         state.turn_state = TurnState(state="running")
         state.open_message = {}
         return [Change("session", "turn")]
@@ -561,30 +576,61 @@ class Reducer:
         """The client answered ``fs/read_text_file`` (``content`` None: no such file)."""
         state = self.state
         state.seq += 1
-        state.file_store.add(FileEvent(op="read", path=path, content=content, seq=state.seq))
+        where = resolved_path(path, state.cwd)
+        state.file_store.add(FileEvent(op="read", path=where, content=content, seq=state.seq))
+        return []
+
+    def apply_file_found(
+        self, tool_call_id: str | None, path: str, content: str | None, *, known: bool = True
+    ) -> list[Change]:
+        """The client found ``path`` so on the disk just before it wrote it for the agent
+        (``content`` None: no such file; ``known`` False: a file it could not read)."""
+        state = self.state
+        state.seq += 1
+        where = resolved_path(path, state.cwd)
+        owner = tool_call_id or self.writer_of(where)
+        state.file_store.add(
+            FileEvent(
+                op="found",
+                path=where,
+                content=content if known else None,
+                kept=known,
+                seq=state.seq,
+                tool_call_id=owner,
+            )
+        )
         return []
 
     def apply_file_write(self, path: str, content: str) -> list[Change]:
         """The agent asked the client to write a file: it belongs to the tool call editing it."""
         state = self.state
         state.seq += 1
-        owner = self.writer_of(path)
+        where = resolved_path(path, state.cwd)
+        owner = self.writer_of(where)
         state.file_store.add(
-            FileEvent(op="write", path=path, content=content, seq=state.seq, tool_call_id=owner)
+            FileEvent(op="write", path=where, content=content, seq=state.seq, tool_call_id=owner)
         )
         return [Change("tool_call", owner)] if owner else []
 
     def apply_disk_snapshot(
-        self, tool_call_id: str, path: str, content: str | None, *, after: bool
+        self,
+        tool_call_id: str,
+        path: str,
+        content: str | None,
+        *,
+        after: bool,
+        known: bool = True,
     ) -> list[Change]:
-        """A live client read ``path`` from the disk as a tool call started (or completed)."""
+        """A live client read ``path`` from the disk as a tool call started (or asked
+        permission), or as it completed (``known`` False: a file it could not read)."""
         state = self.state
         state.seq += 1
         state.file_store.add(
             FileEvent(
                 op="disk_after" if after else "disk_before",
-                path=path,
-                content=content,
+                path=resolved_path(path, state.cwd),
+                content=content if known else None,
+                kept=known,
                 seq=state.seq,
                 tool_call_id=tool_call_id,
             )
@@ -593,7 +639,7 @@ class Reducer:
 
     def writer_of(self, path: str) -> str | None:
         """The unfinished tool call that names ``path``, the latest to name it first."""
-        holders = self.state.open_by_path.get(path)
+        holders = self.state.open_by_path.get(resolved_path(path, self.state.cwd))
         # The index keeps them in the order they first named the path, the latest last.
         return next(reversed(holders)) if holders else None
 

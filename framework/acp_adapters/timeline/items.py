@@ -23,7 +23,7 @@ ItemStatus = Literal["pending", "running", "waiting", "completed", "failed", "ca
 #: the client's file-system traffic (the old content it read, the new content
 #: the agent wrote), from the disk (a live client read the files around the
 #: edit), or from provider metadata.
-PatchSource = Literal["agent", "client_fs", "disk", "provider_meta"]
+PatchSource = Literal["agent", "client_fs", "disk", "permission", "placed", "provider_meta"]
 
 
 class ItemBase(BaseModel):

@@ -315,7 +315,6 @@ class Connection:
                 self._problem("not_json", text[:200])
                 self._on_message("raw", text)
                 return self._refused(text) if isinstance(error, NotFiniteError) else None
-        self._on_message("in", message)
         return message
 
     @staticmethod
@@ -343,6 +342,10 @@ class Connection:
                     # for each message; notifications are handled one by one, in order.
                     message = first
                     while True:
+                        if not isinstance(message, _Refused):
+                            # Seen as it is handled, in the order it is handled: what the
+                            # session projects and records follows the answers it sends.
+                            self._on_message("in", message)
                         if isinstance(message, list):
                             await self._handle_batch(message)
                         else:
