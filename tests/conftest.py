@@ -16,8 +16,12 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import acp_adapters
+import recorded_live
 from acp_adapters import Hooks, get_plugin_manager
 from acp_adapters.client import Session
+
+# Every live session the tests open is recorded, and must project offline to its timeline.
+recorded_live.install()
 
 # CI runs the same examples every time; set HYPOTHESIS_PROFILE=explore locally to search wider.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)
