@@ -230,6 +230,7 @@ def test_every_kind_of_change_has_its_projection(monkeypatch: pytest.MonkeyPatch
         "session",
         "terminal",
         "unknown",
+        "write",
     }
     projector = Projector(Hooks(plugin_manager()), provider())
     projected: list[tuple[str, str]] = []

@@ -20,7 +20,7 @@ from ..errors import PluginError
 from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider
 from ..protocol import v1, v2
-from ..runtime import Change, Reducer, SessionState
+from ..runtime import Change, Reducer, SessionState, ToolCall
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
@@ -35,6 +35,7 @@ from ..timeline.items import (
     TimelineItem,
     UserMessageItem,
 )
+from .files import FileContents, file_change_from_contents
 from .timeline import Timeline
 
 _NEW_SESSION: dict[int, TypeAdapter[Any]] = {
@@ -247,6 +248,7 @@ class Projector:
             "permission": self._project_permission,
             "terminal": self._project_terminal,
             "unknown": self._project_unknown,
+            "write": self._project_write,
             # Modes, commands, configuration, usage, the turn's state: no item shows them.
             "session": lambda key: None,
         }
@@ -327,6 +329,26 @@ class Projector:
             status=status,
         )
         self._put(own, item, tool_call_id=terminal.tool_call_id)
+
+    def _project_write(self, key: str) -> None:
+        """A write the client served for the agent that no tool call owns: its own item, with
+        the file as it was just before (the client's own action, as a client command is)."""
+        event = self.state.file_store.events[int(key)]
+        if event.tool_call_id is not None or event.content is None:
+            return  # claimed since, or its content let go: nothing true to show
+        before = self.state.file_store.before(event.path, event.seq)
+        if before is None or not before.kept:
+            return  # what the file was is not known: no patch that might not apply to it
+        call = ToolCall(id=f"write-{event.seq}", title=f"write {event.path}", kind="edit")
+        old = before.content
+        item = file_change_from_contents(
+            call,
+            [FileContents(event.path, old, event.content)],
+            patch_source="client_fs",
+            limits=self.state.diff_limits,
+            note="written through the client; no tool call said it made this write",
+        )
+        self._put(f"write:{event.seq}", item)
 
     def _grows(self, key: str) -> bool:
         """Whether a change is to an agent message or thought already in the timeline."""

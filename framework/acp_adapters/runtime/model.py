@@ -567,6 +567,18 @@ class FileStore:
             self._by_call[tool_call_id].sort()
         return claimed
 
+    def unowned_writes(self, since: int) -> list[int]:
+        """The positions (in :attr:`events`) of the writes after position ``since`` that
+        belong to no tool call, in order."""
+        found: list[int] = []
+        for position in range(len(self.events) - 1, -1, -1):
+            event = self.events[position]
+            if event.seq <= since:
+                break
+            if event.op == "write" and event.tool_call_id is None:
+                found.append(position)
+        return found[::-1]
+
     def of_call(self, tool_call_id: str, *ops: str) -> tuple[FileEvent, ...]:
         """The events of a tool call, in order, of the kinds ``ops``."""
         return tuple(

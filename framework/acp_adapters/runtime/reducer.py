@@ -80,7 +80,9 @@ _PERMISSION: dict[int, TypeAdapter[Any]] = {
 #: What a change touched: a tool call, a message, a plan, a permission request, the
 #: session itself (modes, commands, configuration, usage, the turn's state), a terminal,
 #: or an update that could not be understood.
-ChangeKind = Literal["tool_call", "message", "plan", "permission", "session", "terminal", "unknown"]
+ChangeKind = Literal[
+    "tool_call", "message", "plan", "permission", "session", "terminal", "unknown", "write"
+]
 
 
 @dataclass(frozen=True)
@@ -271,8 +273,9 @@ class Reducer:
         state = self.state
         state.tool_calls[call.id] = call
         self._index(call)
-        if call.kind in _EDIT_KINDS or call.diffs_reported:
-            # Writes the client served before the agent said which tool call made them.
+        if (call.kind in _EDIT_KINDS or call.diffs_reported) and state.turn_state.state != "idle":
+            # Writes the client served before the agent said which tool call made them (in
+            # this turn: at its end, a write no tool call claimed is shown on its own).
             for path in self._paths(call):
                 state.file_store.claim(path, call.id, state.turn_seq)
         changed = [Change("tool_call", call.id)]
@@ -478,6 +481,11 @@ class Reducer:
         state.turn_state = TurnState(state="idle", stop_reason=stop_reason)
         state.open_message = {}
         changed = [Change("session", "turn")]
+        # What the client wrote for the agent that no tool call owns: an edit all the same.
+        changed += [
+            Change("write", str(position))
+            for position in state.file_store.unowned_writes(state.turn_seq)
+        ]
         for key in list(self.state.open_calls):
             call = state.tool_calls[key]
             if call.status not in TERMINAL_STATUSES and key not in state.ended_tool_calls:
