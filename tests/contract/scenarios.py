@@ -74,10 +74,6 @@ RECORDED_EDITS = {
 #: Recorded sessions whose patches are what the agent claimed, not what the disk shows:
 #: the client could check nothing, and the agent wrote nothing.
 CLAIMED_ONLY = {"patterns-empty-oldtext-unknown"}
-#: Recorded sessions the general tests cannot read, checked by ``contract/test_patterns.py``
-#: alone: the agent reports an existing file's new text without its ``oldText``, as if the
-#: file were new, and the approved-write check takes what was written from that report.
-OWN_CHECKS_ONLY = {"patterns-no-oldtext-existing"}
 PROVIDERS = {"codex": "codex", "grok": "grok", "sdk": "acp", "patterns": "acp"}
 
 
@@ -85,8 +81,6 @@ def _recorded() -> list[Scenario]:
     """The sessions of ``data/recorded``: ``<agent>-<scenario>.jsonl`` and its files."""
     scenarios = []
     for path in sorted((DATA / "recorded").glob("*.jsonl")):
-        if path.stem in OWN_CHECKS_ONLY:
-            continue
         agent, _, kind = path.stem.partition("-")
         if agent == "claude":
             version, _, kind = kind.partition("-")

@@ -166,7 +166,8 @@ def test_a_refused_edit_shows_what_it_proposed(scenario: Scenario) -> None:
 
 def _written(timeline: Timeline, tool_call_id: str) -> list[tuple[str | None, str]]:
     """(old, new) of what the agent wrote for a tool call, as the session itself shows it:
-    its fs writes with what was read before, else the old and new text it reported."""
+    its fs writes with what was read before, else the disk read around it, else the old and
+    new text it reported."""
     view = timeline.state.view()
     writes = view.writes_of(tool_call_id)
     if writes:
@@ -175,6 +176,17 @@ def _written(timeline: Timeline, tool_call_id: str) -> list[tuple[str | None, st
             before = view.file_before(write.path, write.seq)
             result.append((before.content if before else None, write.content or ""))
         return result
+    # The files as the client read them from the disk as the edit started and completed.
+    seen: dict[str, dict[str, str | None]] = {}
+    for event in view.disk_of(tool_call_id):
+        seen.setdefault(event.path, {})[event.op] = event.content
+    around = [
+        (reads.get("disk_before"), after)
+        for reads in seen.values()
+        if (after := reads.get("disk_after")) is not None
+    ]
+    if around:
+        return around
     call = timeline.state.tool_calls[tool_call_id]
     claude = call.meta_seen.get("claudeCode", {}).get("toolResponse", {})
     if isinstance(claude, dict) and "originalFile" in claude:
