@@ -184,94 +184,122 @@ class DiskContents:
     unplaced: list[str]
 
 
+def fragments_by_path(tool_call: ToolCall, session: SessionView) -> dict[str, list[DiffV1]]:
+    """The v1 diffs of a tool call by file (one spelling each), in the order sent: a
+    multi-edit reports several fragments of one file."""
+    found: dict[str, list[DiffV1]] = {}
+    for item in tool_call.content:
+        if isinstance(item, DiffV1):
+            found.setdefault(session.resolve(item.path), []).append(item)
+    return found
+
+
+def _forward(text: str, fragments: list[DiffV1], *, strict: bool) -> str | None:
+    """``text`` with each fragment applied in turn, each ``oldText`` found there exactly once
+    (``strict``: and its ``newText`` not yet, so ``text`` cannot be the file after)."""
+    for fragment in fragments:
+        old, new = fragment.old_text, fragment.new_text
+        if not old or text.count(old) != 1 or (strict and (not new or new in text)):
+            return None
+        text = text.replace(old, new, 1)
+    return text
+
+
+def _backward(text: str, fragments: list[DiffV1]) -> str | None:
+    """``text`` with each fragment undone, the last first: each ``newText`` found exactly
+    once and its ``oldText`` not (so ``text`` cannot be the file before)."""
+    for fragment in reversed(fragments):
+        old, new = fragment.old_text, fragment.new_text
+        if not old or not new or text.count(new) != 1 or old in text:
+            return None
+        text = text.replace(new, old, 1)
+    return text
+
+
 def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskContents:
     """A tool call's files from what a live client read of the disk around it.
 
     When the content read as the tool call started differs from the content read as
-    it completed, and the first holds the agent's ``oldText``, that is the change.
-    Otherwise one content is trusted, and the agent's ``oldText``/``newText``
-    fragment is placed in it: a content holding ``oldText`` once and not
-    ``newText`` is the file before the edit; one holding ``newText`` once and not
-    ``oldText`` is the file after. The first read comes too late when the agent
-    was quicker, or catches the file half written; then the read at completion is
-    the one trusted. Anything else cannot be placed, and is listed in ``unplaced``.
+    it completed, and the first holds the agent's ``oldText`` (each, for several
+    fragments), that is the change. Otherwise one content is trusted, and the agent's
+    ``oldText``/``newText`` fragments are placed in it: a content holding each
+    ``oldText`` once and no ``newText`` is the file before the edit; one holding each
+    ``newText`` once and no ``oldText`` is the file after. The first read comes too
+    late when the agent was quicker, or catches the file half written; then the read
+    at completion is the one trusted. Anything else cannot be placed, and is listed
+    in ``unplaced``.
     """
     snapshots: dict[str, dict[str, str | None]] = {}
     for event in session.disk_of(tool_call.id):
         snapshots.setdefault(event.path, {})[event.op] = event.content
-    reported = {
-        session.resolve(item.path): item for item in tool_call.content if isinstance(item, DiffV1)
-    }
+    reported = fragments_by_path(tool_call, session)
     files: list[FileContents] = []
     unplaced: list[str] = []
     for path, seen in snapshots.items():
         before, after = seen.get("disk_before"), seen.get("disk_after")
-        fragment = reported.get(path)
+        fragments = reported.get(path, [])
         if (
             "disk_before" in seen
             and "disk_after" in seen
             and before != after
             and after is not None
-            and _holds_old_text(before, fragment)
+            and _holds_old_text(before, fragments)
         ):
             files.append(FileContents(path, before, after))
             continue
-        if fragment is None:
+        if not fragments:
             continue
-        if fragment.old_text is None:
+        fragment = fragments[0]
+        if len(fragments) == 1 and fragment.old_text is None:
             # A whole new text: of a file that was there, a modification, not a creation.
             if "disk_before" in seen and before is not None and before != fragment.new_text:
                 files.append(FileContents(path, before, fragment.new_text))
             continue
-        if fragment.old_text == "" and "disk_before" in seen and before is None:
-            if "disk_after" not in seen:
+        if len(fragments) == 1 and fragment.old_text == "":
+            if "disk_before" in seen and before is None and "disk_after" not in seen:
                 # An edit that never completed, of a file that did not exist: its
                 # "empty old file" is a creation it proposed.
                 files.append(FileContents(path, None, fragment.new_text))
+            elif not ("disk_before" in seen and before is None):
+                unplaced.append(path)
             continue
         content = after if after is not None else before
-        old, new = fragment.old_text, fragment.new_text
-        if content is None or not old or not new:
+        if content is None:
             unplaced.append(path)
-        elif content.count(old) == 1 and new not in content:
-            files.append(FileContents(path, content, content.replace(old, new, 1)))
-        elif content.count(new) == 1 and old not in content:
-            files.append(FileContents(path, content.replace(new, old, 1), content))
+        elif (applied := _forward(content, fragments, strict=True)) is not None:
+            files.append(FileContents(path, content, applied))
+        elif (undone := _backward(content, fragments)) is not None:
+            files.append(FileContents(path, undone, content))
         else:
             unplaced.append(path)
     return DiskContents(files, unplaced)
 
 
-def _holds_old_text(before: str | None, fragment: DiffV1 | None) -> bool:
-    """Whether a read taken as an edit started is consistent with the agent's fragment."""
-    if fragment is None or not fragment.old_text:
-        return True
-    return before is not None and fragment.old_text in before
+def _holds_old_text(before: str | None, fragments: list[DiffV1]) -> bool:
+    """Whether a read taken as an edit started is consistent with the agent's fragments."""
+    olds = [fragment.old_text for fragment in fragments if fragment.old_text]
+    return not olds or (before is not None and all(old in before for old in olds))
 
 
 def file_contents_from_permission(tool_call: ToolCall, session: SessionView) -> list[FileContents]:
     """A tool call's files from the whole-file diff its permission request carried, where its
-    later updates report only a fragment of that same edit.
+    later updates report only fragments of that same edit.
 
-    The proposal counts when the fragment's ``oldText`` is found once in the proposed
-    old text and replacing it there gives the proposed new text, and when the old
+    The proposal counts when the fragments, applied in turn to the proposed old text
+    (each ``oldText`` found there once), give the proposed new text, and when the old
     text is what the session knew of the file before the tool call (if it knew).
     """
-    fragments = {
-        session.resolve(item.path): item for item in tool_call.content if isinstance(item, DiffV1)
-    }
+    reported = fragments_by_path(tool_call, session)
     files: list[FileContents] = []
     for proposed in tool_call.diffs_proposed:
         if not isinstance(proposed, DiffV1) or proposed.old_text is None:
             continue
         path = session.resolve(proposed.path)
-        fragment = fragments.get(path)
-        if fragment is None or fragment == proposed or not fragment.old_text:
+        fragments = reported.get(path, [])
+        if not fragments or fragments == [proposed]:
             continue
         whole_old, whole_new = proposed.old_text, proposed.new_text
-        if whole_old.count(fragment.old_text) != 1:
-            continue
-        if whole_old.replace(fragment.old_text, fragment.new_text, 1) != whole_new:
+        if _forward(whole_old, fragments, strict=False) != whole_new:
             continue
         known = session.file_before(path, tool_call.first_seq)
         if known is not None and (not known.kept or known.content != whole_old):
@@ -293,24 +321,20 @@ def file_contents_from_known(tool_call: ToolCall, session: SessionView) -> DiskC
     """
     files: list[FileContents] = []
     unplaced: list[str] = []
-    for item in tool_call.content:
-        if not isinstance(item, DiffV1):
-            continue
-        path = session.resolve(item.path)
+    for path, fragments in fragments_by_path(tool_call, session).items():
         known = session.file_before(path, tool_call.first_seq)
         if known is None or not known.kept:
             # Nothing to check this file against: the agent's diff stands, for every file.
             return DiskContents([], [])
-        content, old, new = known.content, item.old_text, item.new_text
-        if content is None:
-            if old:
-                unplaced.append(path)
-            else:
-                files.append(FileContents(path, None, new))
-        elif old is None or old == content:
-            files.append(FileContents(path, content, new))
-        elif old and content.count(old) == 1:
-            files.append(FileContents(path, content, content.replace(old, new, 1)))
+        content, first = known.content, fragments[0]
+        if len(fragments) == 1 and content is None and not first.old_text:
+            files.append(FileContents(path, None, first.new_text))
+        elif len(fragments) == 1 and content is not None and first.old_text in (None, content):
+            files.append(FileContents(path, content, first.new_text))
+        elif content is not None and (
+            (applied := _forward(content, fragments, strict=False)) is not None
+        ):
+            files.append(FileContents(path, content, applied))
         else:
             unplaced.append(path)
     return DiskContents(files, unplaced)

@@ -19,10 +19,14 @@ def resolved_path(path: str, cwd: str | None) -> str:
         if not cwd or not _absolute(cwd):
             return path
         path = posixpath.join(cwd, path)
-    folded = posixpath.normpath(path)
     if path.startswith("/"):
-        return "/" + folded.lstrip("/")  # normpath keeps a leading "//"
-    return folded
+        return "/" + posixpath.normpath(path).lstrip("/")  # normpath keeps a leading "//"
+    # A folder mark is one whole name: what follows it is folded below it, and a ".." that
+    # would climb above it stays (the path is outside that folder, and still absolute).
+    mark, _, rest = path.partition("/")
+    rest = rest.lstrip("/")
+    folded = posixpath.normpath(rest) if rest else ""
+    return mark if folded in ("", ".") else f"{mark}/{folded}"
 
 
 def _absolute(path: str) -> bool:
