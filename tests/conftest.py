@@ -121,3 +121,12 @@ def workspace(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "existing.txt").write_text("alpha\nbeta\n")
     return folder
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many live sessions were checked against their recordings."""
+    if recorded_live.checked:
+        terminalreporter.write_line(
+            f"{len(recorded_live.checked)} live sessions projected from their recordings "
+            "to the timelines they showed"
+        )

@@ -20,9 +20,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..diff import DEFAULT_MAX_EDITS, file_patches
-from ..diff.content import DiffPatch
+from ..diff import DEFAULT_MAX_EDITS, FilePatch, file_patches, unified_diff
+from ..diff.content import DiffPatch, build_file_patch
 from ..diff.limits import DiffLimits
+from ..diff.unified import DEV_NULL
 from ..runtime import (
     DiffV1,
     DiffV2,
@@ -63,11 +64,12 @@ def count_changes(patch: str | None) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class FileContents:
-    """One file's content before and after an edit (``old`` None: the file did not exist)."""
+    """One file's content before and after an edit (``old`` None: the file did not exist;
+    ``new`` None: the edit deleted it)."""
 
     path: str
     old: str | None
-    new: str
+    new: str | None
 
 
 def with_proposed_diffs(tool_call: ToolCall) -> ToolCall:
@@ -130,8 +132,17 @@ def file_change_from_contents(
 ) -> FileChangeItem:
     """A ``file_change`` item from files' old and new content (the patch built as jsdiff does)."""
     limits = limits or DiffLimits()
-    content = [{"type": "diff", "path": f.path, "oldText": f.old, "newText": f.new} for f in files]
-    patches = file_patches(content, max_edits=limits.max_edits)
+    patches: list[FilePatch] = []
+    operations: dict[str, str] = {}
+    for f in files:
+        if f.new is None:  # deleted: every line removed, no search needed
+            text = unified_diff(f.path, DEV_NULL, f.old, "") if f.old else None
+            patches.append(FilePatch(f.path, "modify", text, None if text else "unchanged"))
+            operations[f.path] = "delete"
+            continue
+        patch = build_file_patch(f.path, f.old, f.new, max_edits=limits.max_edits)
+        patches.append(patch)
+        operations[f.path] = patch.operation
     found = DiffPatch.of_files(patches)
     additions, deletions = count_changes(found.patch)
     return FileChangeItem(
@@ -139,7 +150,7 @@ def file_change_from_contents(
         title=tool_call.title,
         tool_kind=tool_call.kind,
         paths=tuple(f.path for f in files),
-        operations={p.path: p.operation for p in patches},
+        operations=operations,
         diff_str=found.patch,
         diff_omitted_reason=found.omitted_reason,
         additions=additions,
@@ -242,9 +253,10 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
             "disk_before" in seen
             and "disk_after" in seen
             and before != after
-            and after is not None
+            and (after is not None or tool_call.kind in ("delete", "move"))
             and _holds_old_text(before, fragments)
         ):
+            # A file gone at the end of a delete (or the old name of a move): deleted.
             files.append(FileContents(path, before, after))
             continue
         if not fragments:

@@ -15,6 +15,8 @@ def resolved_path(path: str, cwd: str | None) -> str:
     """
     if not path or "\x00" in path:
         return path
+    if path[0] == "/" and "//" not in path and "/." not in path and path[-1] != "/":
+        return path  # already one spelling: the common case, and cheap for a flood of them
     if not _absolute(path):
         if not cwd or not _absolute(cwd):
             return path

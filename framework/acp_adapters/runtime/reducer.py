@@ -272,11 +272,12 @@ class Reducer:
         """Store a tool call as it is now: its indexes, and the client terminal it embeds."""
         state = self.state
         state.tool_calls[call.id] = call
-        self._index(call)
+        paths = self._paths(call)
+        self._index(call, paths)
         if (call.kind in _EDIT_KINDS or call.diffs_reported) and state.turn_state.state != "idle":
             # Writes the client served before the agent said which tool call made them (in
             # this turn: at its end, a write no tool call claimed is shown on its own).
-            for path in self._paths(call):
+            for path in paths:
                 state.file_store.claim(path, call.id, state.turn_seq)
         changed = [Change("tool_call", call.id)]
         for item in call.content:
@@ -290,11 +291,12 @@ class Reducer:
                 changed.append(Change("terminal", terminal.id))
         return changed
 
-    def _index(self, call: ToolCall) -> None:
-        """Keep the indexes of unfinished tool calls up to date with ``call``."""
+    def _index(self, call: ToolCall, named: tuple[str, ...] | None = None) -> None:
+        """Keep the indexes of unfinished tool calls up to date with ``call`` (``named``: the
+        files it names, when they are known already)."""
         key = call.id
         finished = call.status in TERMINAL_STATUSES or key in self.state.ended_tool_calls
-        paths = () if finished else self._paths(call)
+        paths = () if finished else (self._paths(call) if named is None else named)
         for path in set(self.state.paths_of.pop(key, ())) - set(paths):
             holders = self.state.open_by_path.get(path)
             if holders is not None:
