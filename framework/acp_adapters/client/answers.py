@@ -112,6 +112,8 @@ class AgentRequests:
         self._disk_patches = disk_patches is not False
         #: What is read instead of the disk, when the application gave a reader.
         self._reader: DiskReader | None = disk_patches if callable(disk_patches) else None
+        #: Disk reads for true patches run in a worker thread, one at a time.
+        self._disk_limiter = anyio.CapacityLimiter(1)
         self._terminal_factory = terminals
         self.terminals: TerminalBackend | None = None
         #: Questions to the application still open: cancelled with the turn or the session.
@@ -148,7 +150,7 @@ class AgentRequests:
             # The traffic reader projected it as the connection took it in.
             session.caught_up_if_due()
             if self._disk_patches:
-                self._observe_disk()
+                await self._observe_disk()
             if session.projector.state.turn_state.state == "idle" and session.version == 2:
                 session._idle.set()
         elif method == "elicitation/complete":
@@ -178,16 +180,16 @@ class AgentRequests:
             return False
         return True
 
-    def _observe_disk(self) -> None:
+    async def _observe_disk(self) -> None:
         """Read the files of the edits the last update spoke of, as they start and complete."""
         projector = self.session.projector
         state = projector.state
         for change in projector.reducer.last_changes:
             call = state.tool_calls.get(change.key) if change.kind == "tool_call" else None
             if call is not None and call.reported:
-                self._look_around(call)
+                await self._look_around(call)
 
-    def _look_around(self, call: ToolCall) -> None:
+    async def _look_around(self, call: ToolCall) -> None:
         """Read the files an edit names from the disk, as it starts (or asks permission) and
         as it completes.
 
@@ -209,21 +211,25 @@ class AgentRequests:
                 continue
             if not finished and not phases:
                 phases.add("before")
-                self._disk_read(call.id, path, "before")
+                await self._disk_read(call.id, path, "before")
             elif call.status == "completed" and "after" not in phases:
                 phases.add("after")
-                self._disk_read(call.id, path, "after")
+                await self._disk_read(call.id, path, "after")
 
-    def _read_known(self, path: str) -> tuple[bool, str | None]:
+    async def _read_known(self, path: str) -> tuple[bool, str | None]:
         """A file as the disk holds it now, for a true patch: ``(True, text)``, ``(True,
         None)`` when it does not exist, ``(False, None)`` when it is there but cannot be
         read as text (:meth:`Workspace.read_known`, at most :data:`DISK_READ_LIMIT`
         bytes). A ``disk_patches`` reader given to :func:`connect` is read instead."""
         if self._reader is not None:
             return True, self._reader(path)
-        return self.session.workspace.read_known(path, DISK_READ_LIMIT)
+        # In a worker thread, one at a time: reading (and decoding) a large file must not
+        # stall the event loop that other sessions, and this one's answers, run on.
+        return await anyio.to_thread.run_sync(
+            self.session.workspace.read_known, path, DISK_READ_LIMIT, limiter=self._disk_limiter
+        )
 
-    def _disk_read(self, tool_call_id: str | None, path: str, phase: DiskPhase) -> None:
+    async def _disk_read(self, tool_call_id: str | None, path: str, phase: DiskPhase) -> None:
         """Read one file for a true patch; the traffic reader and the observers get it.
 
         A reader that knows phases (a replay's, reading what its capture recorded) may
@@ -236,7 +242,7 @@ class AgentRequests:
                 return
             known, content = found
         else:
-            known, content = self._read_known(path)
+            known, content = await self._read_known(path)
         read: dict[str, Any] = {
             "toolCallId": tool_call_id,
             "path": path,
@@ -295,7 +301,7 @@ class AgentRequests:
         if proposed is not None and self._disk_patches:
             # The files as they are before the edit it proposes: its true patch, though
             # the agent may say no more of it (refused), or send a whole new text.
-            self._look_around(proposed)
+            await self._look_around(proposed)
         query = PermissionQuery(
             request_id=request_id,
             title=request.title,
@@ -486,7 +492,7 @@ class AgentRequests:
         if self._disk_patches:
             # The file before it is written: a write through the client always has its
             # before and its after (the traffic reader sees the write as it is answered).
-            self._disk_read(owner, real, "write")
+            await self._disk_read(owner, real, "write")
         session.workspace.write_text(path, content)
         return {}
 

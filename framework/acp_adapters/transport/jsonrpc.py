@@ -240,11 +240,17 @@ class Connection:
                 if len(line) > self.max_elements and await self._too_many_elements(line):
                     continue
                 message = self._parse_line(line)
-                if message is not None:
+                if message is None:
+                    continue
+                try:
                     try:
                         self._inbox_out.send_nowait(message)
                     except anyio.WouldBlock:
                         await self._inbox_out.send(message)  # the dispatcher is behind: wait
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                    # The dispatcher is gone (the session is closing and cancelled it first):
+                    # nothing will handle what the agent sends now.
+                    break
         finally:
             self._inbox_out.close()
         await done.wait()
