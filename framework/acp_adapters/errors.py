@@ -69,3 +69,8 @@ class AuthenticationRequiredError(AcpAdaptersError):
         names = ", ".join(str(m.get("id", m.get("methodId"))) for m in methods) or "none offered"
         super().__init__(f"{message}; authenticate with one of: {names}")
         self.methods = methods
+
+
+class McpServerError(AcpAdaptersError):
+    """An MCP server that cannot be given to the agent: malformed, or of a transport the agent
+    does not take (its ``initialize`` answer says which it takes)."""

@@ -1,5 +1,6 @@
 """The live client: the session API, and the answers to an agent's requests."""
 
+from .mcp import McpServer, mcp_servers_from_config
 from .session import (
     AgentNotFoundError,
     AuthenticationRequiredError,
@@ -16,10 +17,12 @@ __all__ = [
     "AgentNotFoundError",
     "AuthenticationRequiredError",
     "ItemChange",
+    "McpServer",
     "ProtocolVersionError",
     "Session",
     "Turn",
     "TurnStream",
     "Workspace",
     "connect",
+    "mcp_servers_from_config",
 ]

@@ -82,6 +82,7 @@ from .answers import (
     ElicitCallback,
     TerminalFactory,
 )
+from .mcp import McpServer, as_servers, wire_servers
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
@@ -179,6 +180,7 @@ class Session:
         max_elements: int = DEFAULT_MAX_ELEMENTS,
         max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
         content_budget: int = CONTENT_BUDGET,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] = (),
     ) -> None:
         #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
         self.problems: list[Problem] = []
@@ -234,6 +236,8 @@ class Session:
         self._agent_env = agent_env
         self._observe = observe
         self._shutting_down = False
+        #: The MCP servers every session of this connection gets, unless told otherwise.
+        self.mcp_servers = as_servers(mcp_servers)
 
     # --- what the application reads -----------------------------------------------------
 
@@ -412,34 +416,58 @@ class Session:
         # The traffic reader took the answer in: the session's version and provider.
         self.provider = self.projector.provider
 
-    def _session_params(self, **extra: Any) -> dict[str, Any]:
-        params: dict[str, Any] = {"cwd": str(self.workspace.cwd), "mcpServers": [], **extra}
+    def _session_params(
+        self, mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        """The params of ``session/new``, ``load`` and ``resume``: the folders and the MCP
+        servers (``mcp_servers``, else the session's), as this agent takes them."""
+        servers = as_servers(self.mcp_servers if mcp_servers is None else mcp_servers)
+        wire = wire_servers(
+            servers, self.version, self.agent_capabilities, path=self._agent_env.get("PATH")
+        )
+        params: dict[str, Any] = {"cwd": str(self.workspace.cwd), "mcpServers": wire, **extra}
         additional = [str(root) for root in self.workspace.roots[1:]]
         if additional:
             params["additionalDirectories"] = additional
         return params
 
-    async def new_session(self) -> str:
-        """Start a new session of the agent in the workspace; returns its id."""
-        await self._guarded("session/new", self._session_params())
+    async def new_session(
+        self, *, mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None
+    ) -> str:
+        """Start a new session of the agent in the workspace; returns its id.
+
+        :param mcp_servers: the MCP servers for this session (default: ``connect``'s).
+        :raises McpServerError: a server the agent does not take (nothing is sent).
+        """
+        await self._guarded("session/new", self._session_params(mcp_servers))
         if self.session_id is None:
             raise RpcError(-32603, "session/new answered without a sessionId")
         return self.session_id
 
-    async def load_session(self, session_id: str) -> None:
+    async def load_session(
+        self,
+        session_id: str,
+        *,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+    ) -> None:
         """Load an earlier session (v1 ``session/load``; v2: resume, replayed from the start)."""
         if self.version == 2:
-            await self.resume_session(session_id, replay=True)
+            await self.resume_session(session_id, replay=True, mcp_servers=mcp_servers)
             return
-        await self._guarded("session/load", self._session_params(sessionId=session_id))
+        params = self._session_params(mcp_servers, sessionId=session_id)
+        await self._guarded("session/load", params)
 
-    async def resume_session(self, session_id: str, *, replay: bool = False) -> None:
+    async def resume_session(
+        self,
+        session_id: str,
+        *,
+        replay: bool = False,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+    ) -> None:
         """Resume an earlier session without replaying it (v2 can replay from the start)."""
-        params = self._session_params(sessionId=session_id)
-        if self.version == 2:
-            params.pop("mcpServers")
-            if replay:
-                params["replayFrom"] = {"type": "start"}
+        params = self._session_params(mcp_servers, sessionId=session_id)
+        if self.version == 2 and replay:
+            params["replayFrom"] = {"type": "start"}
         await self._guarded("session/resume", params)
 
     async def list_sessions(self, cursor: str | None = None) -> dict[str, Any]:
@@ -642,6 +670,7 @@ async def connect(
     max_elements: int = DEFAULT_MAX_ELEMENTS,
     max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
     content_budget: int = CONTENT_BUDGET,
+    mcp_servers: Sequence[McpServer | Mapping[str, Any]] = (),
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -681,6 +710,10 @@ async def connect(
         the agent may hold; a longer line is dropped and reported (``too_many_elements``).
     :param max_pending_requests: how many of the agent's requests may be in progress at
         once; one past it is answered -32000 at once.
+    :param mcp_servers: the MCP servers the agent may use, sent with ``session/new`` (and
+        ``load``, ``resume``): :class:`McpServer` values, or ``mcpServers`` entries with
+        their ``name``. Each must be of a transport the agent takes (stdio; http and sse when
+        its capabilities say so), else :class:`~acp_adapters.errors.McpServerError`.
     :param content_budget: how much file content (characters) the session keeps for true
         patches; past it the oldest contents are let go (see docs/security.md).
     :param max_terminals: how many terminals the agent may have at once (not yet released)
@@ -750,6 +783,7 @@ async def connect(
         max_elements=max_elements,
         max_pending_requests=max_pending_requests,
         content_budget=content_budget,
+        mcp_servers=mcp_servers,
     )
     try:
         async with anyio.create_task_group() as task_group:
