@@ -170,16 +170,16 @@ async def test_any_matches_any_value(
         message = line.get("msg", {})
         if message.get("method") == "session/prompt":
             message["params"]["prompt"][0]["text"] = "<any>"
-        if message.get("method") == "initialize":
-            message["params"]["clientInfo"] = "<any>"
-            message["params"]["capabilities"] = {"<any>": "<any>"}  # a key is not a value
+        if message.get("method") == "session/new":
+            message["params"]["cwd"] = "<any>"
+            message["params"]["<any>"] = "<any>"  # a key is not a value
     write_entries(basic_capture, lines)
     status = tmp_path / "status.json"
-    with pytest.raises(RpcError, match=r'\$\.params\.capabilities\["<any>"\]: missing'):
+    with pytest.raises(RpcError, match=r'\$\.params\["<any>"\]: missing'):
         async with connect(command=replay(basic_capture), cwd=replay_workspace):
             pass
-    initialize = next(line for line in lines if line["msg"].get("method") == "initialize")
-    initialize["msg"]["params"]["capabilities"] = "<any>"
+    new = next(line for line in lines if line["msg"].get("method") == "session/new")
+    del new["msg"]["params"]["<any>"]
     write_entries(basic_capture, lines)
     async with connect(
         command=replay(basic_capture, "--status", str(status)), cwd=replay_workspace

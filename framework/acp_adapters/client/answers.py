@@ -126,6 +126,11 @@ class AgentRequests:
         #: Held while a large file is read and its answer written (see :meth:`_read`).
         self._large_read = anyio.Lock()
 
+    @property
+    def elicits(self) -> bool:
+        """Whether the application answers elicitations (the client offers them then)."""
+        return self._elicit is not None
+
     def start(self, task_group: TaskGroup) -> None:
         """The session runs: its terminals can be made."""
         self.terminals = self._terminal_factory(self.session.workspace, task_group)

@@ -82,13 +82,12 @@ from .answers import (
     ElicitCallback,
     TerminalFactory,
 )
+from .capabilities import client_capabilities
 from .mcp import McpServer, as_servers, wire_servers
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
 CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
-#: What a v1 agent is told the client can do (v2 has no client fs or terminals).
-V1_CAPABILITIES = {"fs": {"readTextFile": True, "writeTextFile": True}, "terminal": True}
 AUTH_REQUIRED = -32000
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
@@ -377,15 +376,21 @@ class Session:
     # --- negotiation and sessions -------------------------------------------------------------
 
     async def _initialize(self, preferred: int) -> None:
+        elicit = self.answers.elicits
         v1_params = {
             "protocolVersion": 1,
-            "clientCapabilities": V1_CAPABILITIES,
+            "clientCapabilities": client_capabilities(1, elicit=elicit),
             "clientInfo": CLIENT_INFO,
         }
         if preferred == 2:
             # Both shapes in one request: a v2 agent reads info/capabilities, a v1 agent
             # that answers 1 still learns the client's fs and terminal capabilities.
-            both = {**v1_params, "protocolVersion": 2, "info": CLIENT_INFO, "capabilities": {}}
+            both = {
+                **v1_params,
+                "protocolVersion": 2,
+                "info": CLIENT_INFO,
+                "capabilities": client_capabilities(2, elicit=elicit),
+            }
             try:
                 result = await self._request("initialize", both)
             except RpcError as error:

@@ -334,6 +334,11 @@ class ReplayAgent:
         if part.kind == "request":
             expected["id"] = ANY
         params = expected.get("params")
+        if part.method == "initialize" and isinstance(params, dict):
+            # What the client says of itself (its version, what it can do) is the client's,
+            # not the session's: a newer client replays an older capture all the same.
+            described = {k: ANY for k in _CLIENT_SELF if k in params}
+            expected["params"] = {**params, **described}
         if part.method == "$/cancel_request" and isinstance(params, dict):
             recorded = params.get("requestId")
             if request_key(recorded) in self._pairs:
@@ -620,6 +625,10 @@ class ReplayAgent:
             self._status.write(
                 status, exit_code=exit_code, report=report, line=line, warnings=self.warnings
             )
+
+
+#: The fields of ``initialize`` in which the client describes itself (v1 and v2 names).
+_CLIENT_SELF = ("clientCapabilities", "clientInfo", "capabilities", "info")
 
 
 def _terminal_id(answer: Any) -> str | None:

@@ -1,0 +1,65 @@
+"""What the client tells the agent it can do (``initialize``), per protocol version.
+
+Exactly what this client honours, and nothing it does not, so that an agent uses every
+method it may and none it may not:
+
+=====================================  ====  ====  =========================================
+capability                             v1    v2    honoured by
+=====================================  ====  ====  =========================================
+``fs.readTextFile``, ``writeTextFile``  yes   --    ``fs/*`` in the session's folders, by policy
+``terminal``                            yes   --    ``terminal/*``: real processes, by policy
+``session.configOptions.boolean``       yes   --    boolean options read into the state, and
+                                                    ``Session.set_config_option(id, bool)``
+``elicitation.form``, ``.url``          ask   ask   the application's ``elicit`` callback
+                                                    (offered only when there is one)
+=====================================  ====  ====  =========================================
+
+v2 has no client file system or terminals; its boolean options need no capability.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: The methods each offered capability lets the agent call (what a test holds them to).
+HONOURED_BY: dict[str, tuple[str, ...]] = {
+    "fs.readTextFile": ("fs/read_text_file",),
+    "fs.writeTextFile": ("fs/write_text_file",),
+    "terminal": (
+        "terminal/create",
+        "terminal/output",
+        "terminal/wait_for_exit",
+        "terminal/kill",
+        "terminal/release",
+    ),
+    "elicitation.form": ("elicitation/create",),
+    "elicitation.url": ("elicitation/create",),
+    "session.configOptions.boolean": (),
+}
+
+
+def client_capabilities(version: int, *, elicit: bool) -> dict[str, Any]:
+    """The ``clientCapabilities`` (v1) or ``capabilities`` (v2) of ``initialize``.
+
+    :param elicit: whether the application answers elicitations (an ``elicit`` callback).
+    """
+    offered: dict[str, Any] = {}
+    if version == 1:
+        offered["fs"] = {"readTextFile": True, "writeTextFile": True}
+        offered["terminal"] = True
+        offered["session"] = {"configOptions": {"boolean": {}}}
+    if elicit:
+        offered["elicitation"] = {"form": {}, "url": {}}
+    return offered
+
+
+def offered_names(capabilities: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted names of the capabilities an object offers (``fs.readTextFile``, ...)."""
+    names: list[str] = []
+    for key, value in capabilities.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            names.extend(offered_names(value, f"{name}."))
+        elif value is True or value == {}:
+            names.append(name)
+    return names

@@ -1,0 +1,77 @@
+"""The client offers the agent exactly what it honours, per version, and each one works."""
+
+from __future__ import annotations
+
+import json
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+import acp_adapters
+from acp_adapters.client.capabilities import HONOURED_BY, client_capabilities, offered_names
+from acp_adapters.protocol import agent_methods
+
+SPEC = Path(__file__).parent.parent.parent / "spec" / "acp"
+CONFIG_AGENT = [sys.executable, str(Path(__file__).parent.parent / "agents" / "config_agent.py")]
+
+
+@cache
+def _schema(version: int) -> jsonschema.protocols.Validator:
+    schema = json.loads((SPEC / f"v{version}" / "schema.json").read_text())
+    return jsonschema.Draft202012Validator(
+        {"$defs": schema["$defs"], "$ref": "#/$defs/ClientCapabilities"}
+    )
+
+
+@pytest.mark.parametrize("version", [1, 2])
+@pytest.mark.parametrize("elicit", [True, False])
+def test_what_is_offered_is_valid_and_each_offer_has_its_handler(
+    version: int, elicit: bool
+) -> None:
+    offered = client_capabilities(version, elicit=elicit)
+    _schema(version).validate(offered)
+    names = offered_names(offered)
+    assert ("elicitation.form" in names) is elicit
+    assert ("elicitation.url" in names) is elicit
+    handled = agent_methods(version)  # what the client answers for this version
+    for name in names:
+        assert name in HONOURED_BY, name
+        for method in HONOURED_BY[name]:
+            assert method in handled, (name, method)
+    if version == 1:
+        assert {"fs.readTextFile", "fs.writeTextFile", "terminal"} <= set(names)
+        assert "session.configOptions.boolean" in names
+    else:
+        assert not {"fs.readTextFile", "terminal"} & set(names)  # v2 has neither
+    assert not any(name.startswith("auth") for name in names)  # no terminal login yet
+
+
+@pytest.mark.anyio
+async def test_the_agent_is_told_what_the_session_honours(workspace: Path) -> None:
+    async def elicit(params: dict[str, Any]) -> dict[str, Any] | None:
+        return None
+
+    for callback, offered in ((None, False), (elicit, True)):
+        async with acp_adapters.connect(
+            command=CONFIG_AGENT, cwd=workspace, protocol=1, elicit=callback
+        ) as session:
+            turn = await session.prompt("capabilities")
+        told = json.loads(turn.items[-1].text)  # type: ignore[union-attr]
+        assert told["fs"] == {"readTextFile": True, "writeTextFile": True}
+        assert told["terminal"] is True
+        assert "boolean" in told["session"]["configOptions"]
+        assert ("elicitation" in told) is offered
+
+
+@pytest.mark.anyio
+async def test_a_boolean_option_is_read_and_set(workspace: Path) -> None:
+    async with acp_adapters.connect(command=CONFIG_AGENT, cwd=workspace) as session:
+        (fast,) = session.timeline.state.config_options
+        assert (fast.id, fast.type, fast.current_value) == ("fast", "boolean", False)
+        await session.set_config_option("fast", True)
+        (fast,) = session.timeline.state.config_options
+        assert fast.current_value is True
