@@ -10,6 +10,7 @@ from acp_adapters import (
     AgentNotFoundError,
     AuthenticationRequiredError,
     CaptureError,
+    McpServerError,
     PluginError,
     ProtocolVersionError,
     UnknownProviderError,
@@ -30,6 +31,7 @@ from acp_adapters.transport import ConnectionClosed, RpcError
             "give the agent its credentials",
         ),
         (CaptureError("no capture at 'x'"), 5, "pass a capture file"),
+        (McpServerError("MCP server 'x': the agent does not take sse servers"), 6, "--mcp-server"),
         (ProtocolVersionError("answered 7"), 1, "speaks ACP 1 or 2"),
         (
             ConnectionClosed("closed", 3, "Traceback (most recent call last):\n  ...\nboom\n"),

@@ -33,6 +33,7 @@ from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
 from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, Stopped, explain
 from .live import Format, Outcome, record_path, run_session
+from .mcp import servers_of_options
 from .render import Renderer, printable, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps
@@ -313,6 +314,22 @@ def replay(
     help="Write the session's traffic to FILE, a capture that `replay` plays.",
 )
 @click.option(
+    "--mcp-config",
+    "mcp_configs",
+    metavar="FILE",
+    multiple=True,
+    help='MCP servers for the agent: a JSON file of {"mcpServers": {NAME: ...}}, the '
+    "format of Claude Code, Cursor and Zed (repeatable).",
+)
+@click.option(
+    "--mcp-server",
+    "mcp_servers",
+    metavar="NAME=CMD|URL",
+    multiple=True,
+    help='An MCP server for the agent: "NAME=CMD ARGS" (stdio, split as a shell would) or '
+    "NAME=http(s)://... (HTTP) (repeatable).",
+)
+@click.option(
     "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
 )
 @_debug_option
@@ -323,6 +340,8 @@ def run(
     cwd: str,
     approve: PolicyName,
     record: str | None,
+    mcp_configs: tuple[str, ...],
+    mcp_servers: tuple[str, ...],
     output: Format,
 ) -> None:
     """Send PROMPT to a live agent and print the timeline as it goes.
@@ -331,11 +350,14 @@ def run(
     (--command); with both, the provider's plugin reads the traffic of that
     command. The prompt is the words given, or stdin when there are none.
     With --approve ask, each permission is asked on the terminal, with the
-    patch (or the command) the tool call would apply.
+    patch (or the command) the tool call would apply. --mcp-config and
+    --mcp-server give the agent MCP servers, sent with session/new.
 
     \b
     acp-adapters run --provider claude --approve workspace-write "add a README"
     acp-adapters run --command "python my_agent.py" --record session.jsonl "hello"
+    acp-adapters run --provider claude --mcp-config .mcp.json "list the issues"
+    acp-adapters run --provider claude --mcp-server "files=npx -y files-mcp" "hi"
     """
     if provider is None and agent_command is None:
         raise click.UsageError('pass --provider ID or --command "CMD ARGS"')
@@ -349,6 +371,7 @@ def run(
         ) from None
     if command is not None and not command:
         raise click.UsageError("--command is empty")
+    servers = servers_of_options(mcp_configs, mcp_servers)
     text = " ".join(prompt)
     if not text and not sys.stdin.isatty():
         text = sys.stdin.read().strip()
@@ -375,6 +398,7 @@ def run(
             record=record_path(record),
             prompt=text,
             output=output,
+            mcp_servers=servers,
         )
     )
     folder = os.path.abspath(cwd)

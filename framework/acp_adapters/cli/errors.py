@@ -11,6 +11,8 @@ exit      when
 3         the agent's command was not found
 4         the agent needs authentication first
 5         the capture cannot be read (missing, not UTF-8, no capture line in it)
+6         an MCP server cannot be given to the agent: of a transport it does not take,
+          or a stdio server's command not found on the agent's PATH
 129       SIGHUP (the terminal closed): the agent was killed; nothing more is printed
 130       interrupted (Ctrl-C): the turn was cancelled, or the agent killed
 141       stdout was closed before the output ended (``| head``); nothing is printed
@@ -29,6 +31,7 @@ from ..errors import (
     AcpAdaptersError,
     CaptureError,
     DuplicateProviderError,
+    McpServerError,
     PluginError,
     PluginLoadError,
     UnknownProviderError,
@@ -41,6 +44,7 @@ EXIT_USAGE = 2
 EXIT_AGENT_NOT_FOUND = 3
 EXIT_AUTHENTICATION = 4
 EXIT_CAPTURE = 5
+EXIT_MCP_SERVER = 6
 #: A signal stopped the command: 128 + its number, as a shell reports a command it killed.
 EXIT_HANGUP = 129  # SIGHUP
 EXIT_INTERRUPTED = 130  # SIGINT
@@ -105,6 +109,11 @@ def _explain(error: BaseException) -> tuple[int, str]:
         )
     if isinstance(error, CaptureError):
         return EXIT_CAPTURE, f"{_one_line(str(error))}: pass a capture file (.jsonl)"
+    if isinstance(error, McpServerError):
+        return EXIT_MCP_SERVER, (
+            f"{_one_line(str(error))}; leave that server out, or change it "
+            "(--mcp-config, --mcp-server)"
+        )
     if isinstance(error, ProtocolVersionError):
         return EXIT_FAILED, (
             f"{_one_line(str(error))}: use a version of the agent that speaks ACP 1 or 2"

@@ -26,7 +26,7 @@ import anyio
 import click
 import pluggy
 
-from ..client import AgentNotFoundError, Session, connect
+from ..client import AgentNotFoundError, McpServer, Session, connect
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import PolicyName
 from ..timeline.items import TimelineItem
@@ -233,8 +233,11 @@ async def run_session(
     record: str | None,
     prompt: str,
     output: Format,
+    mcp_servers: Sequence[McpServer] = (),
 ) -> Outcome:
     """Open a session, send the prompt, and return its timeline (printed as it goes in text).
+
+    ``mcp_servers`` go to the agent with ``session/new``.
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -256,6 +259,7 @@ async def run_session(
                     ask=ask if approve == "ask" else None,
                     record=record,
                     pm=pm,
+                    mcp_servers=mcp_servers,
                 ) as session:
                     signals.session = ask.session = session
                     try:

@@ -38,7 +38,7 @@ import anyio
 from .. import replay
 from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
 from ..client import Session, connect
-from ..errors import AcpAdaptersError, CaptureError
+from ..errors import AcpAdaptersError, CaptureError, McpServerError
 from ..projection.traffic import project_capture
 from ..replay import (
     DEFAULT_TIMEOUT,
@@ -50,8 +50,10 @@ from ..replay import (
     request_key,
     seed_workspace,
 )
+from ..replay.matching import fill_marks
 from .errors import Failure
 from .live import Outcome
+from .mcp import recorded_servers
 from .rows import item_rows, portable
 
 Match = Literal["exact", "methods"]
@@ -298,16 +300,12 @@ class _Player:
 
 async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
     """Send one of the capture's client requests the way the session API sends it."""
-    if method == "session/new":
-        await session.new_session()
+    if method in _SESSION_METHODS:
+        await _open(session, method, params)
     elif method == "session/prompt":
         await session.prompt(params.get("prompt") or [])
     elif method in ("authenticate", "auth/login"):
         await session.authenticate(str(params.get("methodId")))
-    elif method == "session/load":
-        await session.load_session(str(params.get("sessionId")))
-    elif method == "session/resume":
-        await session.resume_session(str(params.get("sessionId")))
     elif method == "session/set_mode":
         await session.set_mode(str(params.get("modeId")))
     elif method == "session/set_config_option":
@@ -319,6 +317,32 @@ async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
         await session.close_session()
     elif method == "session/list":
         await session.list_sessions()
+
+
+_SESSION_METHODS = ("session/new", "session/load", "session/resume")
+
+
+async def _open(session: Session, method: str, params: dict[str, Any]) -> None:
+    """``session/new``, ``load`` or ``resume``, with the MCP servers the capture's carried
+    (``<home>`` in them written as this user's home folder, as the replay agent reads it).
+
+    Servers the session would not send (of a transport the capture's agent did not
+    offer) are left out: the replay agent then reports the difference.
+    """
+    recorded = fill_marks(params.get("mcpServers"), None, os.path.expanduser("~"))
+    for servers in (recorded_servers(recorded), []):
+        try:
+            if method == "session/new":
+                await session.new_session(mcp_servers=servers)
+            elif method == "session/load":
+                await session.load_session(str(params.get("sessionId")), mcp_servers=servers)
+            else:
+                await session.resume_session(str(params.get("sessionId")), mcp_servers=servers)
+        except McpServerError:
+            if not servers:
+                raise
+            continue  # nothing was sent
+        return
 
 
 #: What the name of a variable a capture's auth method reads may be: a plain name, and
