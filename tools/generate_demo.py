@@ -34,7 +34,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from acp_adapters.client.session import CLIENT_INFO, V1_CAPABILITIES
+from acp_adapters.client.capabilities import client_capabilities
+from acp_adapters.client.session import CLIENT_INFO
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "framework" / "acp_adapters" / "cli" / "data" / "grok-demo-v1.jsonl"
@@ -165,10 +166,10 @@ def demo() -> list[dict[str, Any]]:
         "initialize",
         {
             "protocolVersion": 2,
-            "clientCapabilities": V1_CAPABILITIES,
+            "clientCapabilities": client_capabilities(1, elicit=False),
             "clientInfo": client_info,
             "info": client_info,
-            "capabilities": {},
+            "capabilities": client_capabilities(2, elicit=False),
         },
         {
             "protocolVersion": 1,

@@ -115,12 +115,13 @@ def test_the_disks_true_patches_are_recorded_and_replayed(
 
 
 def test_a_replay_that_goes_otherwise_fails_with_the_report(cli: Invoke) -> None:
-    capture = SYNTHETIC / "grok-write-new-file-v1.jsonl"  # not recorded by this client
+    capture = CAPTURES / "claude-agent-acp-v2.jsonl"  # not recorded by this client
     result = cli("replay", str(capture))
     assert result.exit_code == 1
     line = one_error_line(result)
-    assert "went otherwise than the capture: mismatch (capture line 1)" in line
-    assert "$.params.clientInfo" in line
+    assert "went otherwise than the capture: mismatch (capture line 3)" in line
+    # The other client gave up on the refused initialize; this one asks again with v1.
+    assert "the client sent initialize, but the capture waits for session/new" in line
     assert "try --match methods, or --offline" in line
     assert result.stdout == ""
 

@@ -38,6 +38,7 @@ from ..protocol import Version, agent_methods, parse_agent_request, parse_elicit
 from ..runtime import ToolCall
 from ..runtime.commands import command_argv, command_line
 from ..runtime.paths import tool_call_paths
+from ..timeline.items import FileChangeItem
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
 from .workspace import FORBIDDEN, RESOURCE_NOT_FOUND, MissingFileRead, Workspace
@@ -307,11 +308,13 @@ class AgentRequests:
             # The files as they are before the edit it proposes: its true patch, though
             # the agent may say no more of it (refused), or send a whole new text.
             await self._look_around(proposed)
+        judged = self._judged(projector.state.tool_calls.get(request.tool_call_id or ""))
         query = PermissionQuery(
             request_id=request_id,
             title=request.title,
-            tool_call=self._judged(projector.state.tool_calls.get(request.tool_call_id or "")),
+            tool_call=judged,
             options=request.options,
+            **self._what_it_changes(judged),
         )
         decision = session.hooks.decide_permission(session.provider, query, session.policy)
         asked = decision.outcome == "ask"
@@ -331,6 +334,27 @@ class AgentRequests:
         if asked and decision.outcome == "selected":
             self._grant(query, decision.option_id)
         return {"outcome": decision.to_wire()}
+
+    def _what_it_changes(self, call: ToolCall | None) -> dict[str, Any]:
+        """The real paths a tool call names and, for an edit, its true patch (what the
+        session's evidence shows now: the disk was read before asking)."""
+        if call is None:
+            return {}
+        view = self.session.projector.state.view()
+        paths = tuple(
+            dict.fromkeys(os.path.realpath(view.resolve(p)) for p in tool_call_paths(call))
+        )
+        found: dict[str, Any] = {"paths": paths[: DISK_PATHS * 4]}
+        if call.kind in EDIT_KINDS or call.diffs_reported:
+            try:
+                item = self.session.hooks.project_tool_call(self.session.provider, call, view)
+            except Exception:  # a plugin failing here must not leave the agent unanswered
+                return found
+            if isinstance(item, FileChangeItem):
+                found.update(
+                    patch=item.diff_str, additions=item.additions, deletions=item.deletions
+                )
+        return found
 
     def _judged(self, call: ToolCall | None) -> ToolCall | None:
         """The tool call as the policy judges it: of the most powerful kind it was ever said
@@ -487,7 +511,9 @@ class AgentRequests:
             kind="write",
             path=real,
             inside=inside,
-            patch=self._write_patch(str(path), content) if self._may_ask() and inside else None,
+            patch=self._write_patch(str(path), content)
+            if self._reads_patches() and inside
+            else None,
             tool_call=self._judged(session.projector.state.tool_calls.get(owner or "")),
             approved=self._use_grant("write", owner, (str(path), real)),
         )
@@ -503,6 +529,11 @@ class AgentRequests:
 
     def _may_ask(self) -> bool:
         return self.session.policy.name == "ask" and self._ask is not None
+
+    def _reads_patches(self) -> bool:
+        """Whether a write's patch is wanted before it is decided: someone may be asked, or
+        the policy has rules, which may read it."""
+        return self._may_ask() or bool(self.session.policy.rules)
 
     def _write_patch(self, path: str, content: str) -> str | None:
         """The patch a write would apply to the file as it is now (for the question)."""

@@ -54,6 +54,9 @@ class Policy(BaseModel):
 
     name: PolicyName = "ask"
     workspace: tuple[str, ...] = ()
+    #: Rules read before the policy's own judgement: the first that matches decides
+    #: (see :mod:`acp_adapters.plugin.rules`).
+    rules: tuple[Any, ...] = ()
 
 
 class ClientAction(BaseModel):
@@ -111,6 +114,14 @@ class PermissionQuery(BaseModel):
     tool_call: ToolCall | None = None
     options: tuple[dict[str, Any], ...] = ()
     action: ClientAction | None = None
+    #: The files the tool call names, as real paths (symlinks followed, relative paths
+    #: taken from the session's folder).
+    paths: tuple[str, ...] = ()
+    #: The true patch the tool call would apply, as its file_change shows it (None when it
+    #: is not an edit, or has none), and its lines added and deleted.
+    patch: str | None = None
+    additions: int = 0
+    deletions: int = 0
 
 
 class PermissionDecision(BaseModel):

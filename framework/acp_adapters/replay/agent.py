@@ -315,7 +315,10 @@ class ReplayAgent:
         first: tuple[Entry, Mismatch] | None = None
         for candidate in candidates:
             found = compare(
-                self._expected_call(candidate[1]), message, self.workspace, home=self.home
+                self._expected_call(candidate[1]),
+                _without_self(message) if method == "initialize" else message,
+                self.workspace,
+                home=self.home,
             )
             if found is None:
                 self._matched(candidate, message, run)
@@ -334,11 +337,10 @@ class ReplayAgent:
         if part.kind == "request":
             expected["id"] = ANY
         params = expected.get("params")
-        if part.method == "initialize" and isinstance(params, dict):
+        if part.method == "initialize":
             # What the client says of itself (its version, what it can do) is the client's,
             # not the session's: a newer client replays an older capture all the same.
-            described = {k: ANY for k in _CLIENT_SELF if k in params}
-            expected["params"] = {**params, **described}
+            expected = _without_self(expected)
         if part.method == "$/cancel_request" and isinstance(params, dict):
             recorded = params.get("requestId")
             if request_key(recorded) in self._pairs:
@@ -629,6 +631,14 @@ class ReplayAgent:
 
 #: The fields of ``initialize`` in which the client describes itself (v1 and v2 names).
 _CLIENT_SELF = ("clientCapabilities", "clientInfo", "capabilities", "info")
+
+
+def _without_self(message: dict[str, Any]) -> dict[str, Any]:
+    """An ``initialize`` request without what the client says of itself."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return message
+    return {**message, "params": {k: v for k, v in params.items() if k not in _CLIENT_SELF}}
 
 
 def _terminal_id(answer: Any) -> str | None:
