@@ -245,6 +245,7 @@ def _foreign_impls() -> list[tuple[str, pluggy.HookImpl]]:
         "normalize_diff_content",
         "decide_permission",
         "decide_client_action",
+        "answer_extension_request",
     )
     return [
         (name, impl)
@@ -269,6 +270,8 @@ def test_no_plugin_answers_for_a_provider_it_does_not_own(scenario: Scenario) ->
             "request": PermissionQuery(request_id="1", tool_call=call),
             "action": ClientAction(kind="command", command_line="true", tool_call=call),
             "policy": Policy(name="full-access"),
+            "method": "_contract/anything",
+            "params": {},
         }
         for hook, impl in _foreign_impls():
             answer = impl.function(**{arg: arguments[arg] for arg in impl.argnames})

@@ -25,7 +25,9 @@ from acp_adapters import (
     hookimpl,
 )
 from acp_adapters.diff.limits import DiffLimits
+from acp_adapters.plugin.extensions import ExtensionAnswer
 from acp_adapters.projection.negotiation import provider_of
+from acp_adapters.runtime import SessionState
 from acp_adapters.testing import plugin_manager, provider, session, tool_call
 from acp_adapters.timeline.items import AssistantMessageItem
 
@@ -68,6 +70,12 @@ class FakeProviderPlugin:
         if provider.id != "fake":
             return None
         return ActionDecision(outcome="allow", reason="fake runs its own sandbox")
+
+    @hookimpl
+    def answer_extension_request(self, provider: Provider, method: str) -> Any:
+        if provider.id != "fake" or method != "_fake/ping":
+            return None
+        return ExtensionAnswer(result={"pong": True})
 
     @hookimpl
     def render_item_text(self, item: Any) -> str | None:
@@ -275,6 +283,17 @@ def test_hook_decide_client_action_follows_the_policy(
         Policy(name=policy, workspace=("/ws",)),  # type: ignore[arg-type]
     )
     assert decided.outcome == expected, decided.reason
+
+
+def test_hook_answer_extension_request_is_the_owners_or_not_found(with_fake: Hooks) -> None:
+    view = SessionState().view()
+    assert with_fake.answer_extension_request(FAKE, "_fake/ping", None, view).result == {
+        "pong": True
+    }
+    for owner, method in ((FAKE, "_fake/other"), (OTHER, "_fake/ping")):
+        answer = with_fake.answer_extension_request(owner, method, {}, view)
+        assert (answer.error_code, answer.result) == (-32601, None)
+        assert method in answer.error_message
 
 
 def test_a_plugin_decides_client_actions_for_its_provider(with_fake: Hooks) -> None:

@@ -263,6 +263,8 @@ class AgentRequests:
 
     async def on_request(self, method: str, params: Any, request_id: Any) -> Any:
         version: Version = 2 if self.session.version == 2 else 1
+        if method.startswith("_"):
+            return self._extension(method, params)
         if method not in agent_methods(version) or method == "elicitation/complete":
             raise RpcError(METHOD_NOT_FOUND, f"method not found: {method}")
         # A request that names a session must name this one (an elicitation may name a
@@ -293,6 +295,16 @@ class AgentRequests:
         if method == "terminal/create":
             return await self._create_terminal(wire)
         return await self._terminal_request(method, wire)
+
+    def _extension(self, method: str, params: Any) -> Any:
+        """An extension request of the agent: the plugins answer (built-in: not found)."""
+        session = self.session
+        answer = session.hooks.answer_extension_request(
+            session.provider, method, params, session.projector.state.view()
+        )
+        if answer.error_code is not None:
+            raise RpcError(answer.error_code, answer.error_message, answer.error_data)
+        return answer.result
 
     # --- permissions --------------------------------------------------------------------------
 

@@ -337,7 +337,11 @@ class Session:
         sent. Leaving the ``async with`` afterwards has nothing left to wait for."""
         await self._shutdown(0)
 
-    async def _request(self, method: str, params: Any) -> Any:
+    async def _request(
+        self, method: str, params: Any, meta: Mapping[str, Any] | None = None
+    ) -> Any:
+        if meta is not None:
+            params = {**(params or {}), "_meta": dict(meta)}
         try:
             return await self.connection.request(method, params)
         except ConnectionClosed as error:
@@ -354,13 +358,17 @@ class Session:
                 await self._closed.wait()
         return self._gone or error
 
-    async def _notify(self, method: str, params: Any) -> bool:
+    async def _notify(
+        self, method: str, params: Any, meta: Mapping[str, Any] | None = None
+    ) -> bool:
         """Send a notification, waiting :data:`SEND_SECONDS` at most; whether it was sent.
 
         An agent that stopped reading its stdin (a full pipe) would keep the write
         waiting forever: past the bound the notification is given up on (asyncio may
         still write it once the agent reads) and a ``not_sent`` problem is recorded.
         """
+        if meta is not None:
+            params = {**(params or {}), "_meta": dict(meta)}
         with anyio.move_on_after(SEND_SECONDS) as scope:
             try:
                 await self.connection.notify(method, params)
@@ -437,14 +445,17 @@ class Session:
         return params
 
     async def new_session(
-        self, *, mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None
+        self,
+        *,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> str:
         """Start a new session of the agent in the workspace; returns its id.
 
         :param mcp_servers: the MCP servers for this session (default: ``connect``'s).
         :raises McpServerError: a server the agent does not take (nothing is sent).
         """
-        await self._guarded("session/new", self._session_params(mcp_servers))
+        await self._guarded("session/new", self._session_params(mcp_servers), meta)
         if self.session_id is None:
             raise RpcError(-32603, "session/new answered without a sessionId")
         return self.session_id
@@ -454,13 +465,14 @@ class Session:
         session_id: str,
         *,
         mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Load an earlier session (v1 ``session/load``; v2: resume, replayed from the start)."""
         if self.version == 2:
-            await self.resume_session(session_id, replay=True, mcp_servers=mcp_servers)
+            await self.resume_session(session_id, replay=True, mcp_servers=mcp_servers, meta=meta)
             return
         params = self._session_params(mcp_servers, sessionId=session_id)
-        await self._guarded("session/load", params)
+        await self._guarded("session/load", params, meta)
 
     async def resume_session(
         self,
@@ -468,26 +480,29 @@ class Session:
         *,
         replay: bool = False,
         mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
     ) -> None:
         """Resume an earlier session without replaying it (v2 can replay from the start)."""
         params = self._session_params(mcp_servers, sessionId=session_id)
         if self.version == 2 and replay:
             params["replayFrom"] = {"type": "start"}
-        await self._guarded("session/resume", params)
+        await self._guarded("session/resume", params, meta)
 
-    async def list_sessions(self, cursor: str | None = None) -> dict[str, Any]:
+    async def list_sessions(
+        self, cursor: str | None = None, *, meta: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         """The agent's sessions in this workspace: ``{"sessions": [...], "nextCursor": ...}``."""
         params: dict[str, Any] = {"cwd": str(self.workspace.cwd)}
         if cursor is not None:
             params["cursor"] = cursor
-        result = await self._request("session/list", params)
+        result = await self._request("session/list", params, meta)
         return result if isinstance(result, dict) else {"sessions": []}
 
-    async def close_session(self) -> None:
+    async def close_session(self, *, meta: Mapping[str, Any] | None = None) -> None:
         """Ask the agent to close the current session."""
-        await self._request("session/close", {"sessionId": self.session_id})
+        await self._request("session/close", {"sessionId": self.session_id}, meta)
 
-    async def authenticate(self, method_id: str) -> None:
+    async def authenticate(self, method_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
         """Authenticate with one of the agent's ``auth_methods``.
 
         An ``env_var`` method reads its variables from the agent's environment: pass
@@ -511,14 +526,14 @@ class Session:
                     "pass it in connect(env=...)"
                 )
         await self._request(
-            "auth/login" if self.version == 2 else "authenticate", {"methodId": method_id}
+            "auth/login" if self.version == 2 else "authenticate", {"methodId": method_id}, meta
         )
 
-    async def set_mode(self, mode_id: str) -> None:
+    async def set_mode(self, mode_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
         """Switch the session's mode (v1 ``session/set_mode``; v2: its mode config option)."""
         if self.version == 1:
             await self._request(
-                "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}
+                "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}, meta
             )
             return
         option = next(
@@ -526,9 +541,11 @@ class Session:
         )
         if option is None:
             raise AcpAdaptersError("this agent has no mode option")
-        await self.set_config_option(option.id, mode_id)
+        await self.set_config_option(option.id, mode_id, meta=meta)
 
-    async def set_config_option(self, config_id: str, value: str | bool) -> None:
+    async def set_config_option(
+        self, config_id: str, value: str | bool, *, meta: Mapping[str, Any] | None = None
+    ) -> None:
         """Set one of the session's configuration options."""
         params: dict[str, Any] = {
             "sessionId": self.session_id,
@@ -539,12 +556,14 @@ class Session:
             params["type"] = "boolean"
         elif self.version == 2:
             params["type"] = "id"
-        await self._request("session/set_config_option", params)
+        await self._request("session/set_config_option", params, meta)
 
-    async def _guarded(self, method: str, params: Any) -> Any:
+    async def _guarded(
+        self, method: str, params: Any, meta: Mapping[str, Any] | None = None
+    ) -> Any:
         """A request whose "authentication required" answer becomes a clear error."""
         try:
-            return await self._request(method, params)
+            return await self._request(method, params, meta)
         except RpcError as error:
             if error.code == AUTH_REQUIRED:
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
@@ -552,7 +571,9 @@ class Session:
 
     # --- turns ------------------------------------------------------------------------------
 
-    async def prompt(self, prompt: str | Sequence[dict[str, Any]]) -> Turn:
+    async def prompt(
+        self, prompt: str | Sequence[dict[str, Any]], *, meta: Mapping[str, Any] | None = None
+    ) -> Turn:
         """Send a prompt and wait for the turn to end; the items of the turn, and why it stopped.
 
         v1: the prompt's answer ends the turn. v2: the answer only acknowledges it;
@@ -563,7 +584,9 @@ class Session:
         index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
         try:
-            await self._request("session/prompt", {"sessionId": self.session_id, "prompt": blocks})
+            await self._request(
+                "session/prompt", {"sessionId": self.session_id, "prompt": blocks}, meta
+            )
         except RpcError as error:
             if error.code == AUTH_REQUIRED:
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
@@ -583,7 +606,9 @@ class Session:
     def _turn_idle(self) -> bool:
         return self.projector.state.turn_state.state == "idle"
 
-    def stream_prompt(self, prompt: str | Sequence[dict[str, Any]]) -> TurnStream:
+    def stream_prompt(
+        self, prompt: str | Sequence[dict[str, Any]], *, meta: Mapping[str, Any] | None = None
+    ) -> TurnStream:
         """Send a prompt; iterate (``async for``) over each item of its turn as it changes.
 
         The turn runs in the session, not in the loop that reads it: leaving the loop
@@ -597,7 +622,7 @@ class Session:
         async def run() -> None:
             failure: Exception | None = None
             try:
-                await self.prompt(prompt)
+                await self.prompt(prompt, meta=meta)
             except Exception as exc:
                 failure = exc
             finally:
@@ -609,7 +634,7 @@ class Session:
         self._task_group.start_soon(run)
         return stream
 
-    async def cancel(self) -> bool:
+    async def cancel(self, *, meta: Mapping[str, Any] | None = None) -> bool:
         """Cancel the running turn; permission requests still open are answered ``cancelled``.
 
         Never waits more than :data:`SEND_SECONDS` for the agent to take the
@@ -618,7 +643,36 @@ class Session:
         says so. :class:`ConnectionClosed` when the agent is gone.
         """
         self.answers.cancel_questions()
-        return await self._notify("session/cancel", {"sessionId": self.session_id})
+        return await self._notify("session/cancel", {"sessionId": self.session_id}, meta)
+
+    # --- extensions ---------------------------------------------------------------------------
+
+    async def call_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Call one of the agent's extension methods (its name starts with ``_``); its result.
+
+        :raises RpcError: the agent answered with an error (-32601: it has no such method).
+        :raises ValueError: ``method`` is not an extension method's name.
+        """
+        _check_extension(method)
+        return await self._request(method, dict(params or {}), meta)
+
+    async def notify_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Send an extension notification (its name starts with ``_``); whether it was sent
+        (as :meth:`cancel`, never waiting on an agent that stopped reading)."""
+        _check_extension(method)
+        return await self._notify(method, dict(params or {}), meta)
 
     # --- the agent's requests -----------------------------------------------------------------
 
@@ -647,6 +701,11 @@ class Session:
             self._catch_up()
         finally:
             self._catching_up_later = False
+
+
+def _check_extension(method: str) -> None:
+    if not (isinstance(method, str) and method.startswith("_") and len(method) > 1):
+        raise ValueError(f"an extension method's name starts with '_': {method!r}")
 
 
 @asynccontextmanager

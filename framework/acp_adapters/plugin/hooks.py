@@ -18,6 +18,7 @@ from ..diff.content import DiffPatch
 from ..errors import PluginError
 from ..runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
 from ..timeline.items import TOOL_ITEM_TYPES, FileChangeItem
+from .extensions import ExtensionAnswer
 from .permissions import ActionDecision, PermissionDecision
 
 if TYPE_CHECKING:
@@ -131,6 +132,21 @@ class Hooks:
             provider=provider,
             action=action,
             policy=policy,
+        )
+        return result
+
+    def answer_extension_request(
+        self, provider: Provider, method: str, params: Any, session: SessionView
+    ) -> ExtensionAnswer:
+        """The answer to an agent's extension request (the built-in: method not found)."""
+        result: ExtensionAnswer = self._first(
+            "answer_extension_request",
+            (ExtensionAnswer,),
+            provider.id,
+            provider=provider,
+            method=method,
+            params=params,
+            session=session,
         )
         return result
 

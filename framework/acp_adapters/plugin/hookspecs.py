@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ..protocol import Notification
     from ..runtime import SessionView, ToolCall, ToolContent
     from ..timeline.items import FileChangeItem, TimelineItem
+    from .extensions import ExtensionAnswer
     from .permissions import (
         ActionDecision,
         ClientAction,
@@ -218,6 +219,27 @@ def render_item_text(item: TimelineItem) -> str | None:
 
     :param item: the item.
     :returns: the text, or None to leave it to the next plugin.
+
+    .. versionadded:: 0.1
+    """
+
+
+@hookspec(firstresult=True)
+def answer_extension_request(
+    provider: Provider, method: str, params: Any, session: SessionView
+) -> ExtensionAnswer | None:
+    """Answer one of the agent's extension requests (a method whose name starts with ``_``).
+
+    A provider plugin answers the extension methods of its own agent; the built-in answer
+    is an error, -32601 (method not found). The agent's params are untrusted: check them.
+    Stops at first non-None result.
+
+    :param provider: the provider of the session.
+    :param method: the method's name, with its leading ``_``.
+    :param params: the request's params, as the agent sent them (any JSON value, or None).
+    :param session: the session, read-only.
+    :returns: an :class:`~acp_adapters.plugin.extensions.ExtensionAnswer` (a result, or an
+        error), or None to leave it to the next plugin.
 
     .. versionadded:: 0.1
     """

@@ -37,6 +37,7 @@ DEFAULT_PLUGINS = (
     "acp_adapters.builtin.files",
     "acp_adapters.builtin.permissions",
     "acp_adapters.builtin.text",
+    "acp_adapters.builtin.extensions",
 )
 
 
