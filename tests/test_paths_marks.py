@@ -13,16 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_adapters.runtime.folders import resolved_path
+from test_paths import RELATIVE
 
-NAMES = st.text(alphabet="abcxyz019_-.", min_size=1, max_size=6).filter(
-    lambda s: s not in (".", "..")
-)
-SEGMENTS = st.one_of(NAMES, st.sampled_from([".", "..", ""]))
-RELATIVE = (
-    st.lists(SEGMENTS, min_size=1, max_size=8)
-    .map("/".join)
-    .filter(lambda p: p != "" and not p.startswith("/"))
-)
 MARKED = st.builds(lambda rest: "<workspace>/" + rest, RELATIVE)
 
 

@@ -20,6 +20,7 @@ from ..plugin.hooks import Hooks
 from ..plugin.hookspecs import hookimpl
 from ..plugin.providers import Provider
 from ..projection import (
+    FileContents,
     count_changes,
     diff_patch_of,
     edited_paths,
@@ -32,7 +33,7 @@ from ..projection import (
     with_proposed_diffs,
 )
 from ..runtime import DiffV1, DiffV2, SessionView, ToolCall, ToolContent
-from ..timeline.items import FileChangeItem
+from ..timeline.items import FileChangeItem, PatchSource
 
 
 class FileChanges:
@@ -51,26 +52,20 @@ class FileChanges:
         content = self.hooks.normalize_diff_content(provider, tool_call, tool_call.content, session)
         if content is not tool_call.content:
             tool_call = tool_call.model_copy(update={"content": content})
-        written = file_contents_from_fs(tool_call, session)
-        if written:
-            return file_change_from_contents(
-                tool_call, written, patch_source="client_fs", limits=limits, status=status
-            )
+        # The evidence, best first: the first that explains every file it speaks of wins.
         disk = file_contents_from_disk(tool_call, session)
-        if disk.files and not disk.unplaced:
-            return file_change_from_contents(
-                tool_call, disk.files, patch_source="disk", limits=limits, status=status
-            )
-        proposed = file_contents_from_permission(tool_call, session)
-        if proposed:
-            return file_change_from_contents(
-                tool_call, proposed, patch_source="permission", limits=limits, status=status
-            )
         known = file_contents_from_known(tool_call, session)
-        if known.files and not known.unplaced:
-            return file_change_from_contents(
-                tool_call, known.files, patch_source="placed", limits=limits, status=status
-            )
+        evidence: list[tuple[PatchSource, list[FileContents]]] = [
+            ("client_fs", file_contents_from_fs(tool_call, session)),
+            ("disk", [] if disk.unplaced else disk.files),
+            ("permission", file_contents_from_permission(tool_call, session)),
+            ("placed", [] if known.unplaced else known.files),
+        ]
+        for source, files in evidence:
+            if files:
+                return file_change_from_contents(
+                    tool_call, files, patch_source=source, limits=limits, status=status
+                )
         note = None
         unplaced = list(dict.fromkeys([*disk.unplaced, *known.unplaced]))
         if unplaced:
