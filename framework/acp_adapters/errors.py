@@ -74,3 +74,8 @@ class AuthenticationRequiredError(AcpAdaptersError):
 class McpServerError(AcpAdaptersError):
     """An MCP server that cannot be given to the agent: malformed, or of a transport the agent
     does not take (its ``initialize`` answer says which it takes)."""
+
+
+class PromptCapabilityError(AcpAdaptersError):
+    """Prompt content the agent did not say it takes (an image, audio or an embedded resource
+    beyond its ``promptCapabilities``): refused before the prompt is sent."""

@@ -13,6 +13,7 @@ import pytest
 
 import acp_adapters
 from acp_adapters.client.capabilities import HONOURED_BY, client_capabilities, offered_names
+from acp_adapters.errors import PromptCapabilityError
 from acp_adapters.protocol import agent_methods
 
 SPEC = Path(__file__).parent.parent.parent / "spec" / "acp"
@@ -75,3 +76,29 @@ async def test_a_boolean_option_is_read_and_set(workspace: Path) -> None:
         await session.set_config_option("fast", True)
         (fast,) = session.timeline.state.config_options
         assert fast.current_value is True
+
+
+@pytest.mark.anyio
+async def test_prompt_content_the_agent_does_not_take_is_refused_before_it_is_sent(
+    workspace: Path,
+) -> None:
+    image = {"type": "image", "mimeType": "image/png", "data": "iVBORw0KGgo="}
+    link = {"type": "resource_link", "name": "notes", "uri": "file:///notes.txt"}
+    async with acp_adapters.connect(command=CONFIG_AGENT, cwd=workspace) as session:
+        # The agent offers no promptCapabilities: text and resource links only.
+        with pytest.raises(PromptCapabilityError, match="block 1 is image content"):
+            await session.prompt([{"type": "text", "text": "look"}, image])
+        assert session.timeline.state.turn == 0  # nothing went out
+        turn = await session.prompt([{"type": "text", "text": "see "}, link])
+        assert turn.stop_reason == "end_turn"
+
+
+def test_what_a_v2_agent_takes_in_a_prompt_is_read_from_its_session_capabilities() -> None:
+    from acp_adapters.client.capabilities import check_prompt, prompt_capabilities
+
+    caps = {"session": {"prompt": {"image": {}, "embeddedContext": {}}}}
+    assert prompt_capabilities(2, caps) == {"image", "embeddedContext"}
+    check_prompt([{"type": "image"}, {"type": "resource"}], 2, caps)
+    with pytest.raises(PromptCapabilityError, match="audio"):
+        check_prompt([{"type": "audio"}], 2, caps)
+    assert prompt_capabilities(1, {"promptCapabilities": {"audio": True}}) == {"audio"}

@@ -19,7 +19,11 @@ v2 has no client file system or terminals; its boolean options need no capabilit
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from ..errors import PromptCapabilityError
+from ..protocol import v1, v2
 
 #: The methods each offered capability lets the agent call (what a test holds them to).
 HONOURED_BY: dict[str, tuple[str, ...]] = {
@@ -63,3 +67,56 @@ def offered_names(capabilities: dict[str, Any], prefix: str = "") -> list[str]:
         elif value is True or value == {}:
             names.append(name)
     return names
+
+
+#: The prompt content each capability lets the client send (text and resource links need
+#: none: every agent takes them).
+_PROMPT_NEEDS = {"image": "image", "audio": "audio", "resource": "embeddedContext"}
+
+
+def prompt_capabilities(version: int, agent_capabilities: Mapping[str, Any]) -> set[str]:
+    """The kinds of prompt content the agent said it takes beyond text and resource links
+    (``image``, ``audio``, ``embeddedContext``), from its ``initialize`` answer."""
+    if version == 2:
+        caps = v2.AgentCapabilities.model_validate(agent_capabilities)
+        prompt = caps.session.prompt if caps.session is not None else None
+        if prompt is None:
+            return set()
+        return {
+            name
+            for name, value in (
+                ("image", prompt.image),
+                ("audio", prompt.audio),
+                ("embeddedContext", prompt.embedded_context),
+            )
+            if value is not None
+        }
+    given = v1.AgentCapabilities.model_validate(agent_capabilities).prompt_capabilities
+    return {
+        name
+        for name, value in (
+            ("image", given.image),
+            ("audio", given.audio),
+            ("embeddedContext", given.embedded_context),
+        )
+        if value
+    }
+
+
+def check_prompt(
+    blocks: Sequence[Mapping[str, Any]], version: int, agent_capabilities: Mapping[str, Any]
+) -> None:
+    """Refuse prompt content the agent did not say it takes.
+
+    :raises PromptCapabilityError: naming the first block the agent cannot take, and the
+        capability it would need.
+    """
+    taken = prompt_capabilities(version, agent_capabilities)
+    for index, block in enumerate(blocks):
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        needed = _PROMPT_NEEDS.get(kind) if isinstance(kind, str) else None
+        if needed is not None and needed not in taken:
+            raise PromptCapabilityError(
+                f"prompt block {index} is {kind} content, which the agent does not take "
+                f"(its promptCapabilities have no {needed})"
+            )

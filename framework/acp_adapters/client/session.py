@@ -82,7 +82,7 @@ from .answers import (
     ElicitCallback,
     TerminalFactory,
 )
-from .capabilities import client_capabilities
+from .capabilities import check_prompt, client_capabilities
 from .mcp import McpServer, as_servers, wire_servers
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
@@ -578,8 +578,12 @@ class Session:
 
         v1: the prompt's answer ends the turn. v2: the answer only acknowledges it;
         the turn ends with ``state_update`` idle.
+
+        :raises PromptCapabilityError: a block the agent does not take (an image, audio or
+            an embedded resource beyond its ``promptCapabilities``); nothing is sent.
         """
         blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+        check_prompt(blocks, self.version, self.agent_capabilities)
         state = self.projector.state
         index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
