@@ -5,7 +5,9 @@
 Its sessions offer one option, ``fast`` (boolean, off); ``session/set_config_option``
 sets it only when the client offered ``session.configOptions.boolean`` (else it answers
 -32602, as an agent that must not send what the client cannot show). The prompt
-``capabilities`` answers with the client capabilities ``initialize`` carried, as JSON.
+``capabilities`` answers with the client capabilities ``initialize`` carried, as JSON; the
+prompt ``report`` reports the session: its usage (1200 of 200000 tokens, 0.02 USD), its
+title (``Fixing the parser``) and one command (``/test``).
 """
 
 from __future__ import annotations
@@ -70,6 +72,23 @@ class ConfigAgent:
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> Any:
         words = "".join(getattr(block, "text", "") for block in prompt)
+        if words == "report":
+            for update in (
+                schema.UsageUpdate(
+                    sessionUpdate="usage_update",
+                    used=1200,
+                    size=200000,
+                    cost=schema.Cost(amount=0.02, currency="USD"),
+                ),
+                schema.SessionInfoUpdate(
+                    sessionUpdate="session_info_update", title="Fixing the parser"
+                ),
+                schema.AvailableCommandsUpdate(
+                    sessionUpdate="available_commands_update",
+                    availableCommands=[schema.AvailableCommand(name="test", description="Run")],
+                ),
+            ):
+                await self.client.session_update(session_id, update)
         text = json.dumps(self.offered, sort_keys=True) if words == "capabilities" else words
         await self.client.session_update(session_id, update_agent_message_text(text))
         return schema.PromptResponse(stop_reason="end_turn")

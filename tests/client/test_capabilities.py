@@ -13,6 +13,7 @@ import pytest
 
 import acp_adapters
 from acp_adapters.client.capabilities import HONOURED_BY, client_capabilities, offered_names
+from acp_adapters.client.session import ItemChange, SessionChange
 from acp_adapters.errors import PromptCapabilityError
 from acp_adapters.protocol import agent_methods
 
@@ -102,3 +103,37 @@ def test_what_a_v2_agent_takes_in_a_prompt_is_read_from_its_session_capabilities
     with pytest.raises(PromptCapabilityError, match="audio"):
         check_prompt([{"type": "audio"}], 2, caps)
     assert prompt_capabilities(1, {"promptCapabilities": {"audio": True}}) == {"audio"}
+
+
+@pytest.mark.anyio
+async def test_what_the_agent_reports_of_the_session_is_visible(workspace: Path) -> None:
+    """Usage, session info and commands: in the timeline's session JSON and as stream events."""
+    async with acp_adapters.connect(command=CONFIG_AGENT, cwd=workspace) as session:
+        events = [
+            change
+            async for change in session.stream_prompt("report", session_events=True)
+            if isinstance(change, SessionChange)
+        ]
+        reported = session.timeline.session_json()
+    kinds = [event.kind for event in events]
+    assert {"usage", "info", "commands"} <= set(kinds)
+    assert reported["title"] == "Fixing the parser"
+    assert reported["usage"] == {
+        "used": 1200,
+        "size": 200000,
+        "cost_amount": 0.02,
+        "cost_currency": "USD",
+    }
+    assert [c["name"] for c in reported["commands"]] == ["test"]
+    assert reported["config_options"][0]["id"] == "fast"
+    usage_event = next(e for e in events if e.kind == "usage")
+    assert usage_event.session["usage"]["used"] == 1200  # the state as it was then
+    json.dumps(reported)  # JSON-ready
+
+
+@pytest.mark.anyio
+async def test_without_session_events_the_stream_holds_items_only(workspace: Path) -> None:
+    async with acp_adapters.connect(command=CONFIG_AGENT, cwd=workspace) as session:
+        changes = [change async for change in session.stream_prompt("report")]
+    assert changes
+    assert all(isinstance(change, ItemChange) for change in changes)

@@ -35,7 +35,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Generic, Literal, TypeVar, overload
 
 import anyio
 import pluggy
@@ -58,7 +58,7 @@ from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.negotiation import negotiated_version
 from ..projection.projector import Projector
-from ..projection.timeline import Timeline
+from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..runtime import CONTENT_BUDGET, SessionState
 from ..timeline.items import TimelineItem
@@ -108,6 +108,19 @@ class ItemChange:
     item: TimelineItem
 
 
+@dataclass(frozen=True)
+class SessionChange:
+    """Something the agent reported of the session changed: ``kind`` is ``usage``, ``info``
+    (title, updated time), ``commands``, ``mode``, ``config`` or ``turn``; ``session`` is
+    all of it as it is now (:meth:`Timeline.session_json`)."""
+
+    kind: str
+    session: dict[str, Any]
+
+
+Change = TypeVar("Change", ItemChange, "ItemChange | SessionChange")
+
+
 @dataclass
 class Turn:
     """One prompt and what came of it: its stop reason and the items of its turn."""
@@ -117,11 +130,14 @@ class Turn:
     items: list[TimelineItem] = field(default_factory=list)
 
 
-class TurnStream:
-    """The changes of one turn as they come (:meth:`Session.stream_prompt`): ``async for``."""
+class TurnStream(Generic[Change]):
+    """The changes of one turn as they come (:meth:`Session.stream_prompt`): ``async for``.
+
+    Each is an :class:`ItemChange`; with ``session_events``, also a :class:`SessionChange`.
+    """
 
     def __init__(self) -> None:
-        self._changes: deque[ItemChange] = deque()
+        self._changes: deque[Any] = deque()
         self._more = anyio.Event()
         self._ended = False
         self._failure: Exception | None = None
@@ -132,14 +148,19 @@ class TurnStream:
             self._changes.append(ItemChange(item))
             self._more.set()
 
+    def _put_session(self, kind: str, session: dict[str, Any]) -> None:
+        if self._listening:
+            self._changes.append(SessionChange(kind, session))
+            self._more.set()
+
     def _end(self, failure: Exception | None) -> None:
         self._ended, self._failure = True, failure
         self._more.set()
 
-    def __aiter__(self) -> TurnStream:
+    def __aiter__(self) -> TurnStream[Change]:
         return self
 
-    async def __anext__(self) -> ItemChange:
+    async def __anext__(self) -> Change:
         while not self._changes:
             if self._ended:
                 if self._failure is not None:
@@ -147,7 +168,8 @@ class TurnStream:
                 raise StopAsyncIteration
             await self._more.wait()
             self._more = anyio.Event()
-        return self._changes.popleft()
+        change: Change = self._changes.popleft()
+        return change
 
     async def aclose(self) -> None:
         """Stop the updates (the turn goes on)."""
@@ -610,18 +632,47 @@ class Session:
     def _turn_idle(self) -> bool:
         return self.projector.state.turn_state.state == "idle"
 
+    @overload
     def stream_prompt(
-        self, prompt: str | Sequence[dict[str, Any]], *, meta: Mapping[str, Any] | None = None
-    ) -> TurnStream:
+        self,
+        prompt: str | Sequence[dict[str, Any]],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        session_events: Literal[False] = False,
+    ) -> TurnStream[ItemChange]: ...
+
+    @overload
+    def stream_prompt(
+        self,
+        prompt: str | Sequence[dict[str, Any]],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        session_events: Literal[True],
+    ) -> TurnStream[ItemChange | SessionChange]: ...
+
+    def stream_prompt(
+        self,
+        prompt: str | Sequence[dict[str, Any]],
+        *,
+        meta: Mapping[str, Any] | None = None,
+        session_events: bool = False,
+    ) -> TurnStream[Any]:
         """Send a prompt; iterate (``async for``) over each item of its turn as it changes.
 
         The turn runs in the session, not in the loop that reads it: leaving the loop
         early (``break``) stops the updates, not the turn (``cancel()`` does that). A
         failure of the turn (``ConnectionClosed``, ...) is raised by the iteration.
+
+        :param session_events: also yield a :class:`SessionChange` each time the agent
+            reports usage, session info, its commands, the mode or the configuration.
         """
         if self._task_group is None:
             raise AcpAdaptersError("the session is not running")
-        stream = TurnStream()
+        stream: TurnStream[Any] = TurnStream()
+        projector = self.projector
+
+        def session_changed(kind: str) -> None:
+            stream._put_session(kind, session_json(projector.state))
 
         async def run() -> None:
             failure: Exception | None = None
@@ -631,10 +682,14 @@ class Session:
                 failure = exc
             finally:
                 with contextlib.suppress(ValueError):
-                    self.projector.listeners.remove(stream._put)
+                    projector.listeners.remove(stream._put)
+                with contextlib.suppress(ValueError):
+                    projector.session_listeners.remove(session_changed)
                 stream._end(failure)
 
-        self.projector.listeners.append(stream._put)
+        projector.listeners.append(stream._put)
+        if session_events:
+            projector.session_listeners.append(session_changed)
         self._task_group.start_soon(run)
         return stream
 
@@ -880,6 +935,7 @@ __all__ = [
     "ItemChange",
     "ProtocolVersionError",
     "Session",
+    "SessionChange",
     "Turn",
     "TurnStream",
     "connect",

@@ -72,6 +72,9 @@ class Projector:
         self._prompt_of: dict[str, str] = {}
         #: Called with every item as it is stored (new, or projected again).
         self.listeners: list[Callable[[TimelineItem], None]] = []
+        #: Called with what of the session changed (``usage``, ``info``, ``commands``,
+        #: ``mode``, ``config``, ``turn``): see :meth:`Timeline.session_json`.
+        self.session_listeners: list[Callable[[str], None]] = []
         #: Agent messages and thoughts grown by chunks since their item was last stored:
         #: message key -> time of the last chunk. See :meth:`flush`.
         self._stale: dict[str, float] = {}
@@ -95,8 +98,10 @@ class Projector:
         modes = getattr(response, "modes", None)
         if modes is not None:
             self.reducer.set_modes(modes.current_mode_id, modes.available_modes)
+            self._session_changed("mode")
         if response.config_options is not None:
             self.reducer.set_config_options(response.config_options)
+            self._session_changed("config")
 
     def prompt_sent(self, prompt: Any, at: float) -> None:
         """The client sent a prompt: a turn starts; the prompt is the user's message."""
@@ -249,8 +254,9 @@ class Projector:
             "terminal": self._project_terminal,
             "unknown": self._project_unknown,
             "write": self._project_write,
-            # Modes, commands, configuration, usage, the turn's state: no item shows them.
-            "session": lambda key: None,
+            # Modes, commands, configuration, usage, info, the turn's state: no item shows
+            # them; the session listeners hear of them.
+            "session": self._session_changed,
         }
         for change in dict.fromkeys(changes):
             if change.kind == "message" and self._grows(change.key):
@@ -329,6 +335,10 @@ class Projector:
             status=status,
         )
         self._put(own, item, tool_call_id=terminal.tool_call_id)
+
+    def _session_changed(self, key: str) -> None:
+        for listener in self.session_listeners:
+            listener(key)
 
     def _project_write(self, key: str) -> None:
         """A write the client served for the agent that no tool call owns: its own item, with

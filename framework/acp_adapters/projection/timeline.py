@@ -50,6 +50,14 @@ class Timeline:
         """The JSON Schema of :meth:`to_json` (see :func:`timeline_json_schema`)."""
         return timeline_json_schema()
 
+    def session_json(self) -> dict[str, Any]:
+        """What the agent reported of the session, JSON-ready: its ``title`` and when it was
+        ``updated_at`` (session info), the ``current_mode`` and the ``modes``, the
+        ``config_options`` (each with its ``current_value``), the ``commands`` it offers, its
+        last ``usage`` (tokens ``used`` of the context ``size``, and the cost), and the
+        ``turn_state`` (``idle`` or ``running``, and the last stop reason)."""
+        return session_json(self.state)
+
     def dumps(self, *, indent: int | None = 2) -> str:
         """:meth:`to_json` as a JSON string."""
         return json.dumps(self.to_json(), indent=indent, ensure_ascii=False)
@@ -70,3 +78,19 @@ class Timeline:
     def __getitem__(self, index: slice) -> list[TimelineItem]: ...
     def __getitem__(self, index: int | slice) -> TimelineItem | list[TimelineItem]:
         return self.items[index]
+
+
+def session_json(state: SessionState) -> dict[str, Any]:
+    """What the agent reported of a session (see :meth:`Timeline.session_json`)."""
+    usage = state.usage
+    return {
+        "session_id": state.session_id,
+        "title": state.info.title,
+        "updated_at": state.info.updated_at,
+        "current_mode": state.current_mode,
+        "modes": [mode.model_dump(mode="json") for mode in state.modes],
+        "config_options": [option.model_dump(mode="json") for option in state.config_options],
+        "commands": [command.model_dump(mode="json") for command in state.commands],
+        "usage": usage.model_dump(mode="json") if usage is not None else None,
+        "turn_state": state.turn_state.model_dump(mode="json"),
+    }
