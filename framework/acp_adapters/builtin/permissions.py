@@ -1,4 +1,5 @@
-"""The built-in decisions: permission requests and the client's own actions, by policy."""
+"""The built-in decisions: permission requests and the client's own actions, by policy: its
+rules first (the first that matches decides), then its own judgement."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from ..plugin.permissions import (
     Policy,
 )
 from ..plugin.providers import Provider
+from ..plugin.rules import first_match
 from ..runtime.paths import tool_call_paths
 
 
@@ -59,8 +61,16 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
 
     An allow-once option is preferred to an allow-always one (an "always" can
     outlive the session); refusing prefers reject-once. With no fitting option
-    the request is cancelled.
+    the request is cancelled. The policy's rules come first: the first that matches
+    decides (allow, reject, or ask the application).
     """
+    matched = first_match(policy.rules, request, policy.workspace)
+    if matched is not None:
+        number, rule = matched
+        if rule.decision == "ask":
+            return PermissionDecision(outcome="ask", reason=f"rule {number} asks the application")
+        verb = "allows" if rule.decision == "allow" else "rejects"
+        return _select(request, rule.decision == "allow", f"rule {number} {verb} it")
     if policy.name == "ask":
         return PermissionDecision(outcome="ask", reason="the policy asks the application")
     call = request.tool_call
@@ -73,12 +83,16 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
         allowed = (
             kind in EDIT_KINDS and bool(paths) and all(_inside(p, policy.workspace) for p in paths)
         )
+    reason = f"{policy.name} {'allows' if allowed else 'refuses'} {kind}"
+    return _select(request, allowed, reason)
+
+
+def _select(request: PermissionQuery, allowed: bool, reason: str) -> PermissionDecision:
+    """An allow option the agent offered (allow-once first), or a reject option."""
     if allowed:
         choice = _option(request, "allow_once", "allow_always")
-        reason = f"{policy.name} allows {kind}"
     else:
         choice = _option(request, "reject_once", "reject_always")
-        reason = f"{policy.name} refuses {kind}"
     if choice is None:
         return PermissionDecision(outcome="cancelled", reason=f"{reason}; no option fits")
     return PermissionDecision(outcome="selected", option_id=choice, reason=reason)
@@ -90,10 +104,22 @@ def decide_action_by_policy(action: ClientAction, policy: Policy) -> ActionDecis
     ``read-only`` refuses both; ``workspace-write`` allows a write inside the
     session's folders and asks before a command; ``full-access`` allows both; ``ask``
     asks. An action the application already allowed (``approved``) is not asked again.
+    A write outside the session's folders is refused first; then the policy's rules are
+    read (the first that matches decides), then the policy judges.
     """
     what = "commands" if action.kind == "command" else "writes"
     if action.kind == "write" and not action.inside:
         return ActionDecision(outcome="refuse", reason="the write is outside the session's folders")
+    matched = first_match(policy.rules, action, policy.workspace)
+    if matched is not None:
+        number, rule = matched
+        if rule.decision == "allow":
+            return ActionDecision(outcome="allow", reason=f"rule {number} allows it")
+        if rule.decision == "reject":
+            return ActionDecision(outcome="refuse", reason=f"rule {number} refuses it")
+        if action.approved:
+            return ActionDecision(outcome="allow", reason="the application allowed its tool call")
+        return ActionDecision(outcome="ask", reason=f"rule {number} asks the application")
     if policy.name == "read-only":
         return ActionDecision(outcome="refuse", reason=f"read-only refuses {what}")
     if policy.name == "full-access":

@@ -27,8 +27,9 @@ if sys.version_info < (3, 11):
 
 from ..capture.format import WORKSPACE_MARK
 from ..plugin.manager import get_plugin_manager
-from ..plugin.permissions import PolicyName
+from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import ProviderRegistry
+from ..plugin.rules import RulesError, load_rules
 from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
 from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, Stopped, explain
@@ -308,6 +309,13 @@ def replay(
     help="How permission requests are answered: ask on the terminal, or by this policy.",
 )
 @click.option(
+    "--rules",
+    "rules_file",
+    metavar="FILE",
+    help="Permission rules (JSON, or TOML for a .toml file) read before the --approve "
+    "policy: the first that matches a request allows, rejects or asks about it.",
+)
+@click.option(
     "--record",
     metavar="FILE",
     type=click.Path(dir_okay=False, path_type=str),
@@ -339,6 +347,7 @@ def run(
     agent_command: str | None,
     cwd: str,
     approve: PolicyName,
+    rules_file: str | None,
     record: str | None,
     mcp_configs: tuple[str, ...],
     mcp_servers: tuple[str, ...],
@@ -350,11 +359,14 @@ def run(
     (--command); with both, the provider's plugin reads the traffic of that
     command. The prompt is the words given, or stdin when there are none.
     With --approve ask, each permission is asked on the terminal, with the
-    patch (or the command) the tool call would apply. --mcp-config and
+    patch (or the command) the tool call would apply. --rules FILE decides
+    first: the first rule that matches a request allows, rejects or asks
+    about it, and --approve decides what no rule matches. --mcp-config and
     --mcp-server give the agent MCP servers, sent with session/new.
 
     \b
     acp-adapters run --provider claude --approve workspace-write "add a README"
+    acp-adapters run --provider claude --rules rules.toml "fix the tests"
     acp-adapters run --command "python my_agent.py" --record session.jsonl "hello"
     acp-adapters run --provider claude --mcp-config .mcp.json "list the issues"
     acp-adapters run --provider claude --mcp-server "files=npx -y files-mcp" "hi"
@@ -372,6 +384,10 @@ def run(
     if command is not None and not command:
         raise click.UsageError("--command is empty")
     servers = servers_of_options(mcp_configs, mcp_servers)
+    try:
+        rules = load_rules(rules_file) if rules_file is not None else ()
+    except RulesError as error:
+        raise Failure(f"--rules {error}", EXIT_USAGE) from None
     text = " ".join(prompt)
     if not text and not sys.stdin.isatty():
         text = sys.stdin.read().strip()
@@ -394,7 +410,7 @@ def run(
             provider=provider,
             command=command,
             cwd=cwd,
-            approve=approve,
+            approve=Policy(name=approve, rules=rules),
             record=record_path(record),
             prompt=text,
             output=output,

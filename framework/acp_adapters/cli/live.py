@@ -28,7 +28,7 @@ import pluggy
 
 from ..client import AgentNotFoundError, McpServer, Session, connect
 from ..errors import AcpAdaptersError
-from ..plugin.permissions import PolicyName
+from ..plugin.permissions import Policy, PolicyName
 from ..timeline.items import TimelineItem
 from .asking import TerminalAsk
 from .errors import EXIT_AGENT_NOT_FOUND, Failure, Stopped
@@ -229,7 +229,7 @@ async def run_session(
     provider: str | None,
     command: list[str] | None,
     cwd: str,
-    approve: PolicyName,
+    approve: PolicyName | Policy,
     record: str | None,
     prompt: str,
     output: Format,
@@ -237,10 +237,13 @@ async def run_session(
 ) -> Outcome:
     """Open a session, send the prompt, and return its timeline (printed as it goes in text).
 
-    ``mcp_servers`` go to the agent with ``session/new``.
+    ``mcp_servers`` go to the agent with ``session/new``. ``approve`` is the policy's name,
+    or a policy with rules: questions are asked on the terminal under ``ask``, or when a
+    rule asks.
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
+    policy = approve if isinstance(approve, Policy) else Policy(name=approve)
     folder = os.path.abspath(cwd)
     renderer = Renderer(roots=(folder, os.path.realpath(folder)))
     printer = StreamPrinter(renderer) if output == "text" else None
@@ -255,8 +258,8 @@ async def run_session(
                     provider,
                     folder,
                     command=command,
-                    policy=approve,
-                    ask=ask if approve == "ask" else None,
+                    policy=policy,
+                    ask=ask if _asks(policy) else None,
                     record=record,
                     pm=pm,
                     mcp_servers=mcp_servers,
@@ -298,6 +301,11 @@ async def run_session(
         raise Stopped(signals.stopped, killed=signals.session is not None)
     assert outcome is not None  # only a stop cancels the run
     return outcome
+
+
+def _asks(policy: Policy) -> bool:
+    """Whether questions of the session go to the terminal: its policy, or a rule, asks."""
+    return policy.name == "ask" or any(rule.decision == "ask" for rule in policy.rules)
 
 
 async def _turn(session: Session, prompt: str, printer: StreamPrinter | None) -> None:

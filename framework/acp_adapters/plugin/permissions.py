@@ -12,8 +12,9 @@ decides; a live session calls its callback). The policy answers two questions:
   (run a command for ``terminal/create``, write a file for
   ``fs/write_text_file``): ``decide_client_action``, with a :class:`ClientAction`.
 
-The built-in plugin answers both from the policy; a provider plugin may answer
-first. When the answer is ``ask``, the application's callback gets a
+The built-in plugin answers both from the policy (its rules first, then its own
+judgement: :mod:`acp_adapters.plugin.rules`); a provider plugin may answer first.
+When the answer is ``ask``, the application's callback gets a
 :class:`PermissionQuery`: for a client action, ``action`` says what would be
 done and the options are :data:`ACTION_OPTIONS`.
 """
@@ -25,6 +26,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..runtime import ToolCall
+from .rules import PermissionRule
 
 PolicyName = Literal["read-only", "workspace-write", "full-access", "ask"]
 
@@ -48,15 +50,15 @@ def kind_rank(kind: str) -> int:
 
 
 class Policy(BaseModel):
-    """The permission policy of a session and the folders it may write in."""
+    """The permission policy of a session, the folders it may write in, and its rules."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: PolicyName = "ask"
     workspace: tuple[str, ...] = ()
     #: Rules read before the policy's own judgement: the first that matches decides
-    #: (see :mod:`acp_adapters.plugin.rules`).
-    rules: tuple[Any, ...] = ()
+    #: (see :mod:`acp_adapters.plugin.rules`). Given as rules or as their objects.
+    rules: tuple[PermissionRule, ...] = ()
 
 
 class ClientAction(BaseModel):
@@ -66,7 +68,8 @@ class ClientAction(BaseModel):
     line), in ``cwd``, with the agent's ``env_names`` set on top of the client's
     environment. ``write``: ``path`` (the real path the write would replace or create),
     whether it is ``inside`` the session's folders, and ``patch``, the unified patch the
-    write would apply (present when the application may be asked: policy ``ask``).
+    write would apply (present when the application may be asked, policy ``ask``, or the
+    policy has rules).
     ``tool_call`` is the tool call the action belongs to, where one is known, and
     ``approved`` says the application already allowed it (it answered that tool call's
     permission request with an allow option), so it is not asked twice.
