@@ -587,7 +587,7 @@ class Session:
         try:
             return await self._request(method, params, meta)
         except RpcError as error:
-            if error.code == AUTH_REQUIRED:
+            if _auth_required(error):
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
             raise
 
@@ -614,7 +614,7 @@ class Session:
                 "session/prompt", {"sessionId": self.session_id, "prompt": blocks}, meta
             )
         except RpcError as error:
-            if error.code == AUTH_REQUIRED:
+            if _auth_required(error):
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
             raise
         if self.version == 2 and not self._turn_idle():
@@ -760,6 +760,12 @@ class Session:
             self._catch_up()
         finally:
             self._catching_up_later = False
+
+
+def _auth_required(error: RpcError) -> bool:
+    """Whether an error answer is ACP's "authentication required": -32000, which agents
+    (and this client) also use for other refusals, so its message must say so."""
+    return error.code == AUTH_REQUIRED and "auth" in error.message.lower()
 
 
 def _check_extension(method: str) -> None:

@@ -263,9 +263,12 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
             continue
         fragment = fragments[0]
         if len(fragments) == 1 and fragment.old_text is None:
-            # A whole new text: of a file that was there, a modification, not a creation.
+            # A whole new text: of a file that was there, a modification, not a creation;
+            # of a file the disk did not have, a creation.
             if "disk_before" in seen and before is not None and before != fragment.new_text:
                 files.append(FileContents(path, before, fragment.new_text))
+            elif "disk_before" in seen and before is None and after in (None, fragment.new_text):
+                files.append(FileContents(path, None, fragment.new_text))
             continue
         if len(fragments) == 1 and fragment.old_text == "":
             if "disk_before" in seen and before is None and "disk_after" not in seen:
@@ -284,6 +287,11 @@ def file_contents_from_disk(tool_call: ToolCall, session: SessionView) -> DiskCo
             files.append(FileContents(path, undone, content))
         else:
             unplaced.append(path)
+    covered = {f.path for f in files} | set(unplaced)
+    if any(path not in covered for path in reported):
+        # A file the edit names that the disk reads say nothing of: they are not the whole
+        # edit, and a patch of some of its files would lose the others.
+        return DiskContents([], unplaced)
     return DiskContents(files, unplaced)
 
 
