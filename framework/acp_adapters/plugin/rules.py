@@ -46,11 +46,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ..errors import AcpAdaptersError
+from ..protocol import v1
 
 if TYPE_CHECKING:
     from .permissions import ClientAction, PermissionQuery
@@ -58,20 +59,7 @@ if TYPE_CHECKING:
 RuleDecision = Literal["allow", "reject", "ask"]
 
 #: The tool kinds of the protocol (both versions): what ``kinds`` may name.
-TOOL_KINDS = frozenset(
-    {
-        "read",
-        "edit",
-        "delete",
-        "move",
-        "search",
-        "execute",
-        "think",
-        "fetch",
-        "switch_mode",
-        "other",
-    }
-)
+TOOL_KINDS = frozenset(get_args(v1.ToolKind))
 #: Kinds that change files: an ``allow`` rule lets none of them out of the session's folders.
 _WRITING_KINDS = frozenset({"edit", "delete", "move"})
 #: What a command glob's ``*`` and ``?`` do not match: a second command, a redirection, a
