@@ -12,6 +12,8 @@ agent's diff as sent (``agent``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pluggy
 
 from ..diff import DiffPatch
@@ -20,6 +22,7 @@ from ..plugin.hooks import Hooks
 from ..plugin.hookspecs import hookimpl
 from ..plugin.providers import Provider
 from ..projection import (
+    DiskContents,
     FileContents,
     count_changes,
     diff_patch_of,
@@ -53,15 +56,23 @@ class FileChanges:
         if content is not tool_call.content:
             tool_call = tool_call.model_copy(update={"content": content})
         # The evidence, best first: the first that explains every file it speaks of wins.
+        # Each is looked at only when the better ones had nothing.
         disk = file_contents_from_disk(tool_call, session)
-        known = file_contents_from_known(tool_call, session)
-        evidence: list[tuple[PatchSource, list[FileContents]]] = [
-            ("client_fs", file_contents_from_fs(tool_call, session)),
-            ("disk", [] if disk.unplaced else disk.files),
-            ("permission", file_contents_from_permission(tool_call, session)),
-            ("placed", [] if known.unplaced else known.files),
+        known = DiskContents([], [])
+
+        def placed() -> list[FileContents]:
+            nonlocal known
+            known = file_contents_from_known(tool_call, session)
+            return [] if known.unplaced else known.files
+
+        evidence: list[tuple[PatchSource, Callable[[], list[FileContents]]]] = [
+            ("client_fs", lambda: file_contents_from_fs(tool_call, session)),
+            ("disk", lambda: [] if disk.unplaced else disk.files),
+            ("permission", lambda: file_contents_from_permission(tool_call, session)),
+            ("placed", placed),
         ]
-        for source, files in evidence:
+        for source, gather in evidence:
+            files = gather()
             if files:
                 return file_change_from_contents(
                     tool_call, files, patch_source=source, limits=limits, status=status

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ..diff.stats import patch_stats
 from ..errors import AcpAdaptersError
 from ..protocol import v1
 
@@ -183,9 +184,10 @@ def _facts(request: PermissionQuery | ClientAction) -> _Facts:
     if isinstance(request, ClientAction):
         if request.kind == "command":
             return _Facts("execute", (), None, request.command_line or shlex.join(request.argv))
-        stats = _patch_stats(request.patch) if request.patch is not None else None
+        stats = patch_stats(request.patch) if request.patch is not None else None
         written: tuple[str, ...] = (request.path,) if request.path else ()
-        return _Facts("edit", written, stats[1] if stats else None, None, inside=request.inside)
+        size = stats.additions + stats.deletions if stats is not None else None
+        return _Facts("edit", written, size, None, inside=request.inside)
     call = request.tool_call
     kind = call.kind if call is not None else "other"
     paths = request.paths
@@ -197,7 +199,7 @@ def _facts(request: PermissionQuery | ClientAction) -> _Facts:
         paths = tuple(os.path.realpath(p) if os.path.isabs(p) else p for p in tool_call_paths(call))
     lines: int | None = None
     if request.patch is not None:
-        files = _patch_stats(request.patch)[0]
+        files = patch_stats(request.patch).files
         # A patch with fewer files than the tool call's diffs left some out (past the
         # rewrite cap): its size is not the edit's.
         if call is None or files >= _diff_files(call):
@@ -216,35 +218,6 @@ def _diff_files(call: Any) -> int:
         elif isinstance(item, DiffV2):
             named.update(change.path or change.old_path or "" for change in item.changes)
     return len(named)
-
-
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
-
-def _patch_stats(patch: str) -> tuple[int, int]:
-    """The files of a unified patch and its lines added plus deleted (hunk bodies only)."""
-    files = lines = 0
-    old_left = new_left = 0
-    for line in patch.split("\n"):
-        if old_left <= 0 and new_left <= 0:
-            match = _HUNK.match(line)
-            if match:
-                old_left = int(match.group(1) or 1)
-                new_left = int(match.group(2) or 1)
-            elif line.startswith("+++ "):
-                files += 1
-            continue
-        if line.startswith("+"):
-            lines += 1
-            new_left -= 1
-        elif line.startswith("-"):
-            lines += 1
-            old_left -= 1
-        elif line.startswith(" ") or not line:
-            old_left -= 1
-            new_left -= 1
-        # "\ No newline at end of file" is no line of either side.
-    return files, lines
 
 
 def _said_command(raw_input: Any) -> str | None:

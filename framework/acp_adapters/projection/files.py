@@ -16,13 +16,13 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..diff import DEFAULT_MAX_EDITS, FilePatch, file_patches, unified_diff
 from ..diff.content import DiffPatch, build_file_patch
 from ..diff.limits import DiffLimits
+from ..diff.stats import patch_stats
 from ..diff.unified import DEV_NULL
 from ..runtime import (
     DiffV1,
@@ -34,32 +34,11 @@ from ..runtime import (
 )
 from ..timeline.items import FileChangeItem, ItemStatus, PatchSource
 
-_HUNK = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
-
 
 def count_changes(patch: str | None) -> tuple[int, int]:
     """Added and deleted lines of a unified patch (hunk bodies only, headers not counted)."""
-    if not patch:
-        return 0, 0
-    additions = deletions = 0
-    old_left = new_left = 0
-    for line in patch.split("\n"):
-        if old_left <= 0 and new_left <= 0:
-            match = _HUNK.match(line)
-            if match:
-                old_left = int(match.group(1) or 1)
-                new_left = int(match.group(2) or 1)
-            continue
-        if line.startswith("+"):
-            additions += 1
-            new_left -= 1
-        elif line.startswith("-"):
-            deletions += 1
-            old_left -= 1
-        elif line.startswith(" ") or line == "":
-            old_left -= 1
-            new_left -= 1
-    return additions, deletions
+    stats = patch_stats(patch)
+    return stats.additions, stats.deletions
 
 
 @dataclass(frozen=True)
