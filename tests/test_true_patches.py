@@ -454,3 +454,21 @@ def test_a_read_then_a_fragment_gives_a_patch_that_makes_the_new_text(
     assert change.patch_source == "placed"
     assert change.diff_str is not None
     assert apply_patch(change.diff_str, {PATH: old}) == {PATH: new}
+
+
+def test_an_empty_old_text_of_a_file_the_client_found_missing_is_a_creation(
+    pm: pluggy.PluginManager,
+) -> None:
+    """No read before: the client's look at the disk just before its write found no file, so
+    the agent's ``oldText: ""`` is a creation from /dev/null, not an edit of an empty file."""
+    change = the_change(
+        project(
+            tool_call(content=[diff(PATH, "", "brand new\n")], status="in_progress"),
+            *write(6, PATH, "brand new\n", found=None),
+            completed("e", content=[diff(PATH, "", "brand new\n")]),
+            pm=pm,
+        )
+    )
+    assert change.patch_source == "client_fs"
+    assert change.operations == {PATH: "add"}
+    assert (change.diff_str or "").startswith("--- /dev/null\n")

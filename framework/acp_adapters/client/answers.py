@@ -326,7 +326,9 @@ class AgentRequests:
             title=request.title,
             tool_call=judged,
             options=request.options,
-            **self._what_it_changes(judged),
+            # Only when someone may read it (the policy's rules, the application): it costs
+            # a projection of the edit, and an agent may send thousands of requests.
+            **(self._what_it_changes(judged) if self._reads_patches() else {}),
         )
         decision = session.hooks.decide_permission(session.provider, query, session.policy)
         asked = decision.outcome == "ask"

@@ -117,6 +117,7 @@ class PermissionQuery(BaseModel):
     tool_call: ToolCall | None = None
     options: tuple[dict[str, Any], ...] = ()
     action: ClientAction | None = None
+    #: The next four are present when the policy has rules or the application may be asked.
     #: The files the tool call names, as real paths (symlinks followed, relative paths
     #: taken from the session's folder).
     paths: tuple[str, ...] = ()
