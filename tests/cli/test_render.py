@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
+import pytest
 
 from acp_adapters import (
     ApprovalRequestItem,
@@ -10,7 +13,7 @@ from acp_adapters import (
     FileChangeItem,
     UserMessageItem,
 )
-from acp_adapters.cli.render import Renderer, summary
+from acp_adapters.cli.render import Renderer, session_line, summary
 from acp_adapters.cli.rows import item_row
 
 PATCH = "--- /ws/a.py\n+++ /ws/a.py\n@@ -1,2 +1,2 @@\n keep\n-a = 1\n+a = 2\n"
@@ -111,3 +114,35 @@ def test_a_refused_command_says_why() -> None:
     text = click.unstyle(Renderer().block(item_row(item)))
     assert "$ rm -rf ~" in text
     assert "refused: read-only refuses commands" in text
+
+
+def _session(**fields: object) -> dict[str, object]:
+    empty: dict[str, object] = {"title": None, "current_mode": None, "config_options": []}
+    return {**empty, "usage": None, **fields}
+
+
+@pytest.mark.parametrize(
+    ("session", "line"),
+    [
+        (_session(), None),
+        (_session(current_mode="code"), "mode code"),
+        (
+            # v2: the mode is the option of category mode
+            _session(config_options=[{"category": "mode", "current_value": "plan"}]),
+            "mode plan",
+        ),
+        (
+            _session(usage={"used": 50, "size": 0, "cost_amount": None, "cost_currency": None}),
+            "context 50 of 0 tokens",
+        ),
+        (
+            _session(
+                title="Fix \x1b[2J it",
+                usage={"used": 150000, "size": 200000, "cost_amount": 1.5, "cost_currency": "EUR"},
+            ),
+            'title "Fix \\x1b[2J it"; context 150,000 of 200,000 tokens (75.0%); cost 1.5 EUR',
+        ),
+    ],
+)
+def test_the_session_line(session: dict[str, Any], line: str | None) -> None:
+    assert session_line(session) == line

@@ -5,20 +5,27 @@ timeline will show it (a file change with its patch, a command, ...), then the
 options the agent offered, numbered. The question and the answer go through
 stderr, so that stdout keeps the timeline alone (a ``--format json`` run can be
 piped). With no answer (stdin closed), the request is cancelled.
+
+The answers are read from stdin, unless stdin holds the prompt: then from the
+terminal (:func:`terminal_lines`). Where no one may be asked (``--non-interactive``,
+or no terminal), :class:`NoQuestions` answers instead: ``deny`` rejects, ``fail``
+cancels the turn and fails the run.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import anyio
 import click
 
 from ..plugin.permissions import ClientAction, PermissionDecision, PermissionQuery
+from .errors import EXIT_QUESTION, Failure
 from .render import INDENT, Renderer, printable
 from .rows import item_row
 
@@ -31,14 +38,20 @@ class TerminalAsk:
 
     ``session`` is set once the session is open (permission requests come only
     during a turn, after that); ``before`` is called before each question, so
-    that output still being streamed ends its line first.
+    that output still being streamed ends its line first. The answers are the
+    lines of ``lines`` (default: stdin's).
     """
 
-    def __init__(self, renderer: Renderer, before: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        renderer: Renderer,
+        before: Callable[[], None] = lambda: None,
+        lines: Lines | None = None,
+    ) -> None:
         self.renderer = renderer
         self.before = before
         self.session: Session | None = None
-        self._lines = _StdinLines()
+        self._lines = lines if lines is not None else Lines()
 
     async def __call__(self, query: PermissionQuery) -> PermissionDecision | str | None:
         self.before()
@@ -119,7 +132,7 @@ class TerminalAsk:
                 click.echo("", err=True)
                 return None
             answer = line.strip()
-            if not sys.stdin.isatty():
+            if not self._lines.is_terminal():
                 click.echo(printable(answer), err=True)
             number = _option_number(answer, count)
             if number is not None:
@@ -144,8 +157,9 @@ def _option_number(answer: str, count: int) -> int | None:
 _POLL_SECONDS = 0.05
 
 
-class _StdinLines:
-    """The lines of stdin, each read by a daemon thread when a question wants one.
+class Lines:
+    """The lines of a stream (default: stdin, as it is when read), each read by a daemon
+    thread when a question (or the next prompt) wants one.
 
     Not in a worker thread of anyio: a process waits for those before it exits, so
     an agent that exits while a question waits would leave the command blocked
@@ -154,15 +168,30 @@ class _StdinLines:
     the next question takes its line, so that no line is lost to a second reader.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream
         self._reading: Future[str] | None = None
+
+    @property
+    def stream(self) -> IO[str]:
+        return self._stream if self._stream is not None else sys.stdin
+
+    def is_terminal(self) -> bool:
+        """Whether a person types the lines (else an answer is echoed, for a log to show)."""
+        try:
+            return self.stream.isatty()
+        except (OSError, ValueError):
+            return False
 
     async def next(self) -> str:
         """The next line, with its line break; ``""`` at the end of input."""
         if self._reading is None:
             self._reading = Future()
             thread = threading.Thread(
-                target=_read_line, args=(self._reading,), name="stdin answer", daemon=True
+                target=_read_line,
+                args=(self.stream, self._reading),
+                name="answer reader",
+                daemon=True,
             )
             thread.start()
         reading = self._reading
@@ -172,9 +201,84 @@ class _StdinLines:
         self._reading = None
         return reading.result()
 
+    def close(self) -> None:
+        """Close a stream of its own (the terminal), unless a read still waits on it (the
+        daemon thread keeps it then, until the process ends)."""
+        if self._stream is not None and (self._reading is None or self._reading.done()):
+            with contextlib.suppress(OSError):
+                self._stream.close()
 
-def _read_line(into: Future[str]) -> None:
+
+#: The terminal the answers are read from when stdin holds the prompt.
+TERMINAL = "/dev/tty"
+
+
+def terminal_lines() -> Lines | None:
+    """The lines of the terminal (:data:`TERMINAL`), for answers when stdin holds the
+    prompt; None when there is none (no controlling terminal: a service, a CI job)."""
     try:
-        into.set_result(sys.stdin.readline())
+        stream = open(TERMINAL, encoding=sys.stdin.encoding or "utf-8", errors="replace")  # noqa: SIM115
+    except OSError:
+        return None
+    return Lines(stream)
+
+
+NonInteractive = Literal["deny", "fail"]
+
+
+class NoQuestions:
+    """The ``ask`` callback where no one may be asked: ``deny`` rejects what would be asked
+    (the agent's reject option, else the request is cancelled); ``fail`` cancels the
+    request, calls :attr:`on_fail` (the run cancels the turn) and keeps the question, for
+    :meth:`failure` to word.
+
+    ``why`` says why no one is asked, for the error.
+    """
+
+    def __init__(
+        self, mode: NonInteractive, why: str = "--non-interactive fail asks no one"
+    ) -> None:
+        self.mode = mode
+        self.why = why
+        self.session: Session | None = None
+        #: The first question that came under ``fail``.
+        self.failed: PermissionQuery | None = None
+        #: Called once, when the first question comes under ``fail``.
+        self.on_fail: Callable[[], None] = lambda: None
+
+    async def __call__(self, query: PermissionQuery) -> PermissionDecision | str | None:
+        if self.mode == "deny":
+            return reject_option(query.options)
+        if self.failed is None:
+            self.failed = query
+            self.on_fail()
+        return None
+
+    def failure(self) -> Failure | None:
+        """The run's error, once a question came under ``fail``."""
+        query = self.failed
+        if query is None:
+            return None
+        title = query.title or (query.tool_call.title if query.tool_call else None)
+        what = f"permission for {title!r}" if title else "a permission"
+        return Failure(
+            f"the agent asked {what}, and {self.why}: the request and the turn were "
+            "cancelled; decide it with --approve or --rules, or --non-interactive deny",
+            EXIT_QUESTION,
+        )
+
+
+def reject_option(options: Sequence[dict[str, Any]]) -> str | None:
+    """The option that rejects once (else always) of a question; None if it has none."""
+    for kind in ("reject_once", "reject_always"):
+        for option in options:
+            if option.get("kind") == kind and isinstance(option.get("optionId"), str):
+                return str(option["optionId"])
+    return None
+
+
+def _read_line(stream: IO[str], into: Future[str]) -> None:
+    try:
+        into.set_result(stream.readline())
     except Exception as error:  # raised again in the question that waits for the line
         into.set_exception(error)

@@ -32,17 +32,21 @@ from ..plugin.providers import ProviderRegistry
 from ..plugin.rules import RulesError, load_rules
 from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
-from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, Stopped, explain
+from .asking import NonInteractive
+from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
 from .live import Format, Outcome, record_path, run_session
 from .mcp import servers_of_options
-from .render import Renderer, printable, summary
+from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
-from .rows import dumps
+from .rows import dumps, dumps_line
+from .settings import Settings, parse_setting
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEBUG = "acp_adapters.debug"
 _FORMAT = click.Choice(["text", "json"])
+#: ``run`` streams: it also writes a JSON line per change (``jsonl``).
+_RUN_FORMAT = click.Choice(["text", "json", "jsonl"])
 
 #: The longest --timeout: a larger number overflows the timers it sets.
 _DAY = 86400.0
@@ -177,7 +181,9 @@ def main(ctx: click.Context) -> None:
 
 
 def _print_outcome(outcome: Outcome, output: Format, renderer: Renderer, *, body: bool) -> None:
-    """The timeline as JSON, or (text) its blocks if ``body`` and the summary line."""
+    """The timeline as JSON, the summary object (jsonl: the lines before it were written as
+    they came), or (text) its blocks if ``body``, the summary line and what the agent
+    reported of the session."""
     for warning in outcome.skipped:
         click.echo(f"Note: capture {printable(warning)}", err=True)
     if outcome.ended:
@@ -185,6 +191,11 @@ def _print_outcome(outcome: Outcome, output: Format, renderer: Renderer, *, body
         click.echo(f"Note: the recorded session ended with an error: {ended}", err=True)
     if output == "json":
         click.echo(dumps(outcome.rows))
+        return
+    if output == "jsonl":
+        ending = outcome.ending()
+        code, line = explain(ending) if ending is not None else (0, None)
+        click.echo(dumps_line(outcome.summary_object(code, line)))
         return
     if body and outcome.rows:
         click.echo(renderer.timeline(outcome.rows))
@@ -197,6 +208,9 @@ def _print_outcome(outcome: Outcome, output: Format, renderer: Renderer, *, body
             stop_reason=outcome.stop_reason,
         )
     )
+    reported = session_line(outcome.session) if outcome.session is not None else None
+    if reported:
+        click.echo(reported)
 
 
 @main.command()
@@ -285,6 +299,19 @@ def replay(
     _print_outcome(outcome, output, Renderer(roots=(WORKSPACE_MARK,)), body=True)
 
 
+def _settings(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> Any:
+    """``--set KEY=VALUE``, each as a (key, value) pair; a usage error if it is not."""
+    return tuple(parse_setting(value) for value in values)
+
+
+def _terminal(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal (a person types, or reads)."""
+    try:
+        return bool(stream.isatty())
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 @main.command()
 @click.argument("prompt", nargs=-1)
 @click.option("--provider", metavar="ID", help="The agent to start (see `acp-adapters providers`).")
@@ -338,7 +365,41 @@ def replay(
     "NAME=http(s)://... (HTTP) (repeatable).",
 )
 @click.option(
-    "--format", "output", type=_FORMAT, default="text", show_default=True, help="Output format."
+    "--prompt",
+    "prompts",
+    metavar="TEXT",
+    multiple=True,
+    help="A prompt, instead of the words: repeated, each is a turn of the one session, in order.",
+)
+@click.option(
+    "--model",
+    metavar="ID",
+    help="The model: the value of the agent's model option (a config option of category model).",
+)
+@click.option("--mode", metavar="ID", help="The session's mode, one of the modes the agent offers.")
+@click.option(
+    "--set",
+    "values",
+    metavar="KEY=VALUE",
+    multiple=True,
+    callback=_settings,
+    help="Set a config option the agent offers: one of its choices, or true/false for a "
+    "boolean (repeatable, set in order).",
+)
+@click.option(
+    "--timeout",
+    type=_SECONDS,
+    metavar="SECONDS",
+    help="The longest a turn may take: past it the turn is cancelled and the run fails (exit 124).",
+)
+@click.option(
+    "--non-interactive",
+    type=click.Choice(["deny", "fail"]),
+    help="Ask nothing: reject what would be asked (deny), or cancel the turn and fail "
+    "(fail, exit 8).",
+)
+@click.option(
+    "--format", "output", type=_RUN_FORMAT, default="text", show_default=True, help="Output format."
 )
 @_debug_option
 def run(
@@ -351,25 +412,37 @@ def run(
     record: str | None,
     mcp_configs: tuple[str, ...],
     mcp_servers: tuple[str, ...],
+    prompts: tuple[str, ...],
+    model: str | None,
+    mode: str | None,
+    values: tuple[tuple[str, str], ...],
+    timeout: float | None,
+    non_interactive: NonInteractive | None,
     output: Format,
 ) -> None:
     """Send PROMPT to a live agent and print the timeline as it goes.
 
     The agent is a provider's (--provider) or any ACP agent's command line
     (--command); with both, the provider's plugin reads the traffic of that
-    command. The prompt is the words given, or stdin when there are none.
-    With --approve ask, each permission is asked on the terminal, with the
-    patch (or the command) the tool call would apply. --rules FILE decides
-    first: the first rule that matches a request allows, rejects or asks
-    about it, and --approve decides what no rule matches. --mcp-config and
-    --mcp-server give the agent MCP servers, sent with session/new.
+    command. The prompt is the words given, each --prompt in turn (one
+    session, a turn each), or stdin when there are none; on a terminal,
+    without any, prompts are read one a line until an empty line.
+    --model, --mode and --set set the session up before the first prompt,
+    checked against what the agent offers. With --approve ask, each
+    permission is asked on the terminal, with the patch (or the command) the
+    tool call would apply (from the terminal when stdin holds the prompt);
+    --non-interactive asks nothing. --rules FILE decides first: the first
+    rule that matches a request allows, rejects or asks about it, and
+    --approve decides what no rule matches. --mcp-config and --mcp-server
+    give the agent MCP servers, sent with session/new.
 
     \b
     acp-adapters run --provider claude --approve workspace-write "add a README"
+    acp-adapters run --provider claude --model opus --mode plan "plan the refactor"
     acp-adapters run --provider claude --rules rules.toml "fix the tests"
-    acp-adapters run --command "python my_agent.py" --record session.jsonl "hello"
+    acp-adapters run --command "python my_agent.py" --prompt "hello" --prompt "again"
+    acp-adapters run --provider codex --non-interactive fail --timeout 600 --format jsonl "go"
     acp-adapters run --provider claude --mcp-config .mcp.json "list the issues"
-    acp-adapters run --provider claude --mcp-server "files=npx -y files-mcp" "hi"
     """
     if provider is None and agent_command is None:
         raise click.UsageError('pass --provider ID or --command "CMD ARGS"')
@@ -388,10 +461,20 @@ def run(
         rules = load_rules(rules_file) if rules_file is not None else ()
     except RulesError as error:
         raise Failure(f"--rules {error}", EXIT_USAGE) from None
-    text = " ".join(prompt)
-    if not text and not sys.stdin.isatty():
-        text = sys.stdin.read().strip()
-    if not text:
+    words = " ".join(prompt)
+    if words and prompts:
+        raise click.UsageError("give the prompt as words or with --prompt, not both")
+    if any(not text.strip() for text in prompts):
+        raise click.UsageError("--prompt is empty")
+    texts = [words] if words else list(prompts)
+    from_stdin = interactive = False
+    if not texts:
+        if not _terminal(sys.stdin):
+            text = sys.stdin.read().strip()
+            texts, from_stdin = ([text] if text else []), True
+        elif _terminal(sys.stdout):
+            interactive = True  # a person at a terminal: a prompt a line
+    if not texts and not interactive:
         raise click.UsageError("give a prompt: acp-adapters run ... PROMPT")
     pm = get_plugin_manager()
     if command is None and provider is not None:
@@ -403,6 +486,11 @@ def run(
             )
         # The provider's own command, spelled out, so that an error can name it.
         command = [chosen.launch.command, *chosen.launch.args]
+        label = f"starting {chosen.name}"
+    else:
+        assert command is not None
+        shown = shlex.join(command)
+        label = f"starting {shown if len(shown) <= 60 else shown[:57] + '...'}"
     outcome = anyio.run(
         partial(
             run_session,
@@ -412,9 +500,15 @@ def run(
             cwd=cwd,
             approve=Policy(name=approve, rules=rules),
             record=record_path(record),
-            prompt=text,
+            prompt=texts,
             output=output,
             mcp_servers=servers,
+            settings=Settings(model=model, mode=mode, values=values),
+            timeout=timeout,
+            non_interactive=non_interactive,
+            interactive=interactive,
+            questions_from_terminal=from_stdin,
+            label=label,
         )
     )
     folder = os.path.abspath(cwd)
@@ -422,8 +516,9 @@ def run(
     if output == "text":
         click.echo("")
     _print_outcome(outcome, output, renderer, body=False)
-    if outcome.interrupted is not None:
-        raise Stopped(outcome.interrupted, killed=False, cancelled=True)
+    ending = outcome.ending()
+    if ending is not None:
+        raise ending
 
 
 @main.command()

@@ -13,6 +13,13 @@ exit      when
 5         the capture cannot be read (missing, not UTF-8, no capture line in it)
 6         an MCP server cannot be given to the agent: of a transport it does not take,
           or a stdio server's command not found on the agent's PATH
+7         a ``--model``, ``--mode`` or ``--set`` the agent does not offer (the error
+          lists what it offers)
+8         the agent asked a question that no one may answer: ``--non-interactive
+          fail``, or no terminal to ask on (stdin holds the prompt); the turn was
+          cancelled
+124       a turn took longer than ``--timeout``: it was cancelled (as ``timeout(1)``
+          exits)
 129       SIGHUP (the terminal closed): the agent was killed; nothing more is printed
 130       interrupted (Ctrl-C): the turn was cancelled, or the agent killed
 141       stdout was closed before the output ended (``| head``); nothing is printed
@@ -45,6 +52,10 @@ EXIT_AGENT_NOT_FOUND = 3
 EXIT_AUTHENTICATION = 4
 EXIT_CAPTURE = 5
 EXIT_MCP_SERVER = 6
+EXIT_SESSION_OPTION = 7
+EXIT_QUESTION = 8
+#: The code ``timeout(1)`` exits with when its command ran out of time.
+EXIT_TIMEOUT = 124
 #: A signal stopped the command: 128 + its number, as a shell reports a command it killed.
 EXIT_HANGUP = 129  # SIGHUP
 EXIT_INTERRUPTED = 130  # SIGINT

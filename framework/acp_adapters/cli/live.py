@@ -1,8 +1,12 @@
-"""``acp-adapters run``: one prompt to a live agent, its timeline printed as it goes.
+"""``acp-adapters run``: prompts to a live agent, its timeline printed as it goes.
 
-In text mode the agent's messages and thoughts are written as they stream in,
-and every other item is printed once it is done (completed, failed or
-cancelled); what is still open when the turn ends is printed then, in order.
+The prompts are turns of one session, in order (or typed, one a line, on a
+terminal). Before the first, the session is set up (:mod:`.settings`); each
+turn may be bounded (``--timeout``). In text mode the agent's messages and
+thoughts are written as they stream in, and every other item is printed once
+it is done (completed, failed or cancelled); what is still open when the turn
+ends is printed then, in order. ``jsonl`` writes each change as a line
+(:mod:`.jsonl`); ``json`` prints the rows once the run ends.
 
 Signals end the session, never leaving the agent behind (:class:`StopSignals`):
 SIGTERM and SIGHUP cancel the turn and kill the agent at once; a first SIGINT
@@ -26,16 +30,26 @@ import anyio
 import click
 import pluggy
 
-from ..client import AgentNotFoundError, McpServer, Session, connect
+from ..client import (
+    AgentNotFoundError,
+    ItemChange,
+    McpServer,
+    Session,
+    SessionChange,
+    connect,
+)
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
 from ..timeline.items import TimelineItem
-from .asking import TerminalAsk
-from .errors import EXIT_AGENT_NOT_FOUND, Failure, Stopped
+from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
+from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, Failure, Stopped, explain
+from .jsonl import JsonlWriter, summary_object
+from .progress import Progress
 from .render import INDENT, STREAMED_KINDS, Renderer, printable
 from .rows import dumps, item_row, item_rows
+from .settings import Settings, apply_settings, legacy_models
 
-Format = Literal["text", "json"]
+Format = Literal["text", "json", "jsonl"]
 _DONE = ("completed", "failed", "cancelled")
 
 
@@ -53,6 +67,31 @@ class Outcome:
     skipped: list[str] = field(default_factory=list)
     #: The signal (SIGINT) that cancelled the turn, which the agent then ended.
     interrupted: int | None = None
+    #: What the agent reported of a live session (:meth:`Timeline.session_json`).
+    session: dict[str, Any] | None = None
+    #: What cut a turn short, once it was cancelled and its end printed (a --timeout, a
+    #: question under --non-interactive fail): the run ends with it.
+    failure: Failure | None = None
+
+    def ending(self) -> Failure | None:
+        """The error the command ends with once the outcome is printed, if any."""
+        if self.failure is not None:
+            return self.failure
+        if self.interrupted is not None:
+            return Stopped(self.interrupted, killed=False, cancelled=True)
+        return None
+
+    def summary_object(self, exit_code: int = 0, error: str | None = None) -> dict[str, Any]:
+        """The last line of ``--format jsonl`` (:func:`.jsonl.summary_object`)."""
+        return summary_object(
+            self.rows,
+            provider=self.provider,
+            version=self.version,
+            stop_reason=self.stop_reason,
+            session=self.session,
+            exit_code=exit_code,
+            error=error,
+        )
 
 
 #: How long the first Ctrl-C waits for the agent to end its turn before it is killed.
@@ -69,12 +108,16 @@ class StopSignals:
     (the terminal is gone). A first SIGINT sends ``session/cancel`` and waits
     :data:`CANCEL_WAIT_SECONDS` for the agent to end its turn; a second one, or
     the end of the wait, kills it. Before the session is open, any of them stops
-    the start. ``before`` is called before a note is written (to end a streamed line).
+    the start, and so does a SIGINT while no turn runs (at the prompt of the interactive
+    loop, while the session is set up). ``before`` is called before a note is written (to
+    end a streamed line).
     """
 
     def __init__(self, before: Callable[[], None] = lambda: None) -> None:
         self.before = before
         self.session: Session | None = None
+        #: Whether a turn runs (a first SIGINT cancels it, rather than stopping the run).
+        self.in_turn = False
         #: The signal that cancelled the turn (a first SIGINT).
         self.interrupted: int | None = None
         #: The signal that stopped the run: the agent was killed.
@@ -85,7 +128,12 @@ class StopSignals:
         with anyio.open_signal_receiver(*_SIGNALS) as received:
             async with anyio.create_task_group() as waiting:
                 async for signum in received:
-                    if signum == signal.SIGINT and self.interrupted is None and self.session:
+                    if (
+                        signum == signal.SIGINT
+                        and self.interrupted is None
+                        and self.session is not None
+                        and self.in_turn
+                    ):
                         self.interrupted = signum
                         self._note(
                             "Interrupted: the turn is being cancelled "
@@ -231,15 +279,31 @@ async def run_session(
     cwd: str,
     approve: PolicyName | Policy,
     record: str | None,
-    prompt: str,
+    prompt: str | Sequence[str] = (),
     output: Format,
     mcp_servers: Sequence[McpServer] = (),
+    settings: Settings | None = None,
+    timeout: float | None = None,
+    non_interactive: NonInteractive | None = None,
+    interactive: bool = False,
+    questions_from_terminal: bool = False,
+    label: str | None = None,
 ) -> Outcome:
-    """Open a session, send the prompt, and return its timeline (printed as it goes in text).
+    """Open a session, send the prompts, one turn each, and return its timeline (printed as
+    it goes in text and jsonl).
 
-    ``mcp_servers`` go to the agent with ``session/new``. ``approve`` is the policy's name,
-    or a policy with rules: questions are asked on the terminal under ``ask``, or when a
-    rule asks.
+    ``prompt`` is one prompt or several, sent in order; with ``interactive``, more are read
+    from stdin after them, one a line, until an empty line or the end of input.
+    ``settings`` (the model, the mode, config options) are set before the first prompt.
+    ``timeout`` bounds each turn: past it the turn is cancelled, and the outcome's
+    ``failure`` says so (exit 124). ``mcp_servers`` go to the agent with ``session/new``.
+
+    ``approve`` is the policy's name, or a policy with rules: questions are asked on the
+    terminal under ``ask``, or when a rule asks, their answers read from stdin, or from
+    the terminal with ``questions_from_terminal`` (stdin holds the prompt; without a
+    terminal, a question fails the run as ``--non-interactive fail`` does).
+    ``non_interactive`` asks no one: ``deny`` rejects, ``fail`` cancels the turn (exit 8).
+    ``label`` is what starts, for the progress line on a terminal.
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -247,41 +311,86 @@ async def run_session(
     folder = os.path.abspath(cwd)
     renderer = Renderer(roots=(folder, os.path.realpath(folder)))
     printer = StreamPrinter(renderer) if output == "text" else None
-    ask = TerminalAsk(renderer, before=printer.end_stream if printer else lambda: None)
-    signals = StopSignals(before=ask.before)
+    jsonl = JsonlWriter() if output == "jsonl" else None
+    progress = Progress(printable(label)) if label else None
+
+    def before() -> None:
+        """Before a note, a question or a prompt: the progress line goes, a streamed line ends."""
+        if progress is not None:
+            progress.clear()
+        if printer is not None:
+            printer.end_stream()
+
+    stdin = Lines()
+    terminal: Lines | None = None
+    questions: TerminalAsk | NoQuestions | None = None
+    if non_interactive is not None:
+        questions = NoQuestions(non_interactive)
+    elif _asks(policy):
+        if questions_from_terminal:
+            terminal = terminal_lines()
+            questions = (
+                TerminalAsk(renderer, before=before, lines=terminal)
+                if terminal is not None
+                else NoQuestions("fail", "there is no terminal to ask on (stdin holds the prompt)")
+            )
+        else:
+            questions = TerminalAsk(renderer, before=before, lines=stdin)
+    signals = StopSignals(before=before)
+    # The models an agent of before config options lists, for the error of --model.
+    listed: list[str] = []
+
+    def observe(direction: str, message: Any) -> None:
+        if direction == "in" and not listed and isinstance(message, dict):
+            listed.extend(legacy_models(message.get("result")))
+
+    wants_models = settings is not None and settings.model is not None
+    prompts = [prompt] if isinstance(prompt, str) else list(prompt)
     outcome: Outcome | None = None
     try:
         async with anyio.create_task_group() as run:
             run.start_soon(signals.watch, run.cancel_scope)
+            if progress is not None:
+                run.start_soon(progress.run)
             try:
                 async with connect(
                     provider,
                     folder,
                     command=command,
                     policy=policy,
-                    ask=ask if _asks(policy) else None,
+                    ask=questions,
                     record=record,
                     pm=pm,
                     mcp_servers=mcp_servers,
+                    observe=observe if wants_models else None,
                 ) as session:
-                    signals.session = ask.session = session
+                    signals.session = session
+                    if questions is not None:
+                        questions.session = session
                     try:
-                        await _turn(session, prompt, printer)
-                    except BaseException:
-                        if printer is None:
-                            # What came before a failure (or a stop) is the caller's as
-                            # well, as in text.
-                            with contextlib.suppress(OSError):
-                                click.echo(dumps(item_rows(session.timeline.items)))
+                        if settings is not None:
+                            await apply_settings(session, settings, listed_models=listed)
+                        before()
+                        if jsonl is not None:
+                            jsonl.session("opened", session.timeline.session_json())
+                        failure = await _turns(
+                            session,
+                            prompts,
+                            printer=printer,
+                            jsonl=jsonl,
+                            signals=signals,
+                            timeout=timeout,
+                            questions=questions,
+                            more=stdin if interactive else None,
+                            before=before,
+                        )
+                    except BaseException as error:
+                        # What came before a failure (or a stop) is the caller's as well.
+                        before()
+                        with contextlib.suppress(OSError):
+                            _print_failed(session, output, jsonl, error, signals)
                         raise
-                    timeline = session.timeline
-                    outcome = Outcome(
-                        rows=item_rows(timeline.items),
-                        provider=timeline.provider.id,
-                        version=timeline.version,
-                        stop_reason=session.projector.state.turn_state.stop_reason,
-                        interrupted=signals.interrupted,
-                    )
+                    outcome = _outcome(session, signals, failure)
             except AgentNotFoundError as error:
                 if not command:
                     raise
@@ -291,12 +400,16 @@ async def run_session(
                     EXIT_AGENT_NOT_FOUND,
                 ) from error
             finally:
-                run.cancel_scope.cancel()  # the turn is over: stop watching the signals
+                before()
+                run.cancel_scope.cancel()  # the turns are over: stop watching the signals
     except Exception:
         # A signal stopped the run: the agent's failure that came of it (its requests
         # failed as it was killed) is not the run's.
         if signals.stopped is None:
             raise
+    finally:
+        if terminal is not None:
+            terminal.close()
     if signals.stopped is not None:
         raise Stopped(signals.stopped, killed=signals.session is not None)
     assert outcome is not None  # only a stop cancels the run
@@ -308,18 +421,165 @@ def _asks(policy: Policy) -> bool:
     return policy.name == "ask" or any(rule.decision == "ask" for rule in policy.rules)
 
 
-async def _turn(session: Session, prompt: str, printer: StreamPrinter | None) -> None:
-    """Send the prompt and wait for the turn's end, printing it as it goes (text)."""
-    if printer is None:
-        await session.prompt(prompt)
-        return
-    try:
-        async for change in session.stream_prompt(prompt):
+def _outcome(session: Session, signals: StopSignals, failure: Failure | None) -> Outcome:
+    timeline = session.timeline
+    return Outcome(
+        rows=item_rows(timeline.items),
+        provider=timeline.provider.id,
+        version=timeline.version,
+        stop_reason=session.projector.state.turn_state.stop_reason,
+        interrupted=signals.interrupted,
+        session=timeline.session_json(),
+        failure=failure,
+    )
+
+
+def _print_failed(
+    session: Session,
+    output: Format,
+    jsonl: JsonlWriter | None,
+    error: BaseException,
+    signals: StopSignals,
+) -> None:
+    """A run that fails still prints what came before: the rows (json), the summary with
+    the error (jsonl); text has printed them as they came."""
+    if output == "json":
+        click.echo(dumps(item_rows(session.timeline.items)))
+    elif jsonl is not None:
+        # Cancelled by a signal's stop: the error is the stop's.
+        ending = Stopped(signals.stopped, killed=True) if signals.stopped is not None else error
+        code, line = explain(ending)
+        jsonl.line(_outcome(session, signals, None).summary_object(code, line))
+
+
+async def _turns(
+    session: Session,
+    prompts: Sequence[str],
+    *,
+    printer: StreamPrinter | None,
+    jsonl: JsonlWriter | None,
+    signals: StopSignals,
+    timeout: float | None,
+    questions: TerminalAsk | NoQuestions | None,
+    more: Lines | None,
+    before: Callable[[], None],
+) -> Failure | None:
+    """Each prompt a turn, in order, then (``more``) those read from stdin; the failure
+    that ended a turn early (a timeout, a question under ``fail``), which ends the run."""
+    texts = list(prompts)
+    if more is not None:
+        click.echo(
+            click.style("Type a prompt, then Enter; an empty line or Ctrl-D ends.", dim=True),
+            err=True,
+        )
+    turns = 0
+    while True:
+        if texts:
+            text: str | None = texts.pop(0)
+        elif more is not None:
+            if turns:
+                click.echo("", err=True)  # the prompt apart from the turn's last block
+            text = await _read_prompt(more, before)
+        else:
+            text = None
+        if text is None:
+            return None
+        signals.in_turn = True
+        turns += 1
+        try:
+            failure = await _turn(
+                session,
+                text,
+                printer=printer,
+                jsonl=jsonl,
+                timeout=timeout,
+                questions=questions if isinstance(questions, NoQuestions) else None,
+                before=before,
+            )
+        finally:
+            signals.in_turn = False
+        if failure is not None or signals.interrupted is not None:
+            return failure  # a turn cut short, or cancelled by Ctrl-C, ends the run
+
+
+async def _read_prompt(lines: Lines, before: Callable[[], None]) -> str | None:
+    """The next prompt typed (stderr shows ``> ``); None at an empty line or the end."""
+    before()
+    click.echo(click.style("> ", bold=True), nl=False, err=True)
+    line = await lines.next()
+    if not line:
+        click.echo("", err=True)  # Ctrl-D: what comes next starts a line of its own
+    text = line.strip()
+    return text or None
+
+
+async def _turn(
+    session: Session,
+    prompt: str,
+    *,
+    printer: StreamPrinter | None,
+    jsonl: JsonlWriter | None,
+    timeout: float | None,
+    questions: NoQuestions | None,
+    before: Callable[[], None],
+) -> Failure | None:
+    """Send the prompt and wait for the turn's end, printing it as it goes (text, jsonl).
+
+    Past ``timeout``, or once a question came under ``--non-interactive fail``, the turn
+    is cancelled and its end waited for (:data:`CANCEL_WAIT_SECONDS` at most, then the
+    agent is killed): what ended it is returned.
+    """
+
+    def show(change: ItemChange | SessionChange) -> None:
+        if jsonl is not None:
+            jsonl.change(change)
+        elif printer is not None and isinstance(change, ItemChange):
             printer.change(change.item)
+
+    stream = session.stream_prompt(prompt, session_events=True)
+    ended = False
+    try:
+        with anyio.CancelScope() as watching:
+            if timeout is not None:
+                watching.deadline = anyio.current_time() + timeout
+            if questions is not None:
+                questions.on_fail = watching.cancel
+            async for change in stream:
+                show(change)
+            ended = True
+        asked = questions.failure() if questions is not None else None
+        if ended and asked is None:
+            return None
+        stopped = False
+        if not ended:
+            with contextlib.suppress(AcpAdaptersError):
+                await session.cancel()
+            with anyio.move_on_after(CANCEL_WAIT_SECONDS) as waiting:
+                async for change in stream:
+                    show(change)
+            if waiting.cancelled_caught:
+                before()
+                with contextlib.suppress(OSError):
+                    click.echo("The agent did not end its turn: stopping it", err=True)
+                await session.kill()
+                stopped = True
+        if asked is not None:
+            return asked
+        assert timeout is not None  # nothing else cancels the watching
+        return Failure(
+            f"the turn took longer than --timeout {timeout:g}s: it was cancelled"
+            + ("; the agent did not end it and was stopped" if stopped else "")
+            + "; give it more time with a larger --timeout",
+            EXIT_TIMEOUT,
+        )
     finally:
-        # What came before a failure stays on the screen.
-        with contextlib.suppress(OSError):
-            printer.finish(session.timeline.items)
+        if questions is not None:
+            questions.on_fail = lambda: None
+        await stream.aclose()
+        if printer is not None:
+            # What came before a failure stays on the screen.
+            with contextlib.suppress(OSError):
+                printer.finish(session.timeline.items)
 
 
 def record_path(record: str | None) -> str | None:

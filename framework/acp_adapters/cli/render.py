@@ -281,5 +281,40 @@ def summary(
     return line
 
 
+def session_line(session: dict[str, Any]) -> str | None:
+    """What the agent reported of the session (:meth:`Timeline.session_json`), on one line:
+    its title, the current mode, the context used and the cost; None if it reported none.
+
+    ``title "Fixing the parser"; mode code; context 1,200 of 200,000 tokens (0.6%);
+    cost 0.02 USD``
+    """
+    parts = []
+    if session.get("title"):
+        parts.append(f'title "{printable(str(session["title"]))}"')
+    mode = session.get("current_mode")
+    if mode is None:  # v2: the mode is the option of category mode
+        mode = next(
+            (
+                option.get("current_value")
+                for option in session.get("config_options") or ()
+                if option.get("category") == "mode"
+            ),
+            None,
+        )
+    if mode is not None:
+        parts.append(f"mode {printable(str(mode))}")
+    usage = session.get("usage")
+    if usage:
+        used, size = usage["used"], usage["size"]
+        context = f"context {used:,} of {size:,} tokens"
+        if size:
+            context += f" ({used / size:.1%})"
+        parts.append(context)
+        if usage.get("cost_amount") is not None:
+            currency = printable(str(usage.get("cost_currency") or ""))
+            parts.append(f"cost {usage['cost_amount']:g} {currency}".rstrip())
+    return "; ".join(parts) if parts else None
+
+
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}" + ("" if number == 1 else "s")

@@ -191,6 +191,13 @@ def dumps(rows: list[dict[str, Any]]) -> str:
     return _ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
+def dumps_line(value: Any) -> str:
+    """One JSON value on one line, as ``--format jsonl`` writes each: compact, and escaped
+    as :func:`dumps` escapes (so no line break, U+2028 and U+2029 included, is inside it)."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return _ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
     """``value`` with ``folder`` (as given, or as its real path) written ``<workspace>``.
 

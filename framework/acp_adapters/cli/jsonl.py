@@ -1,0 +1,74 @@
+"""``run --format jsonl``: one JSON object a line, as the session goes, then a summary.
+
+Each line is one of::
+
+    {"type": "item", ...the item's row, as in --format json}
+    {"type": "session", "kind": "opened" | "usage" | "info" | ..., "session": {...}}
+    {"type": "summary", "provider": ..., "protocol": ..., "stop_reason": ..., ...}
+
+An item's line is written each time the item appears or changes (a message
+grows, a tool call completes): its last line is the item as it ended. A
+session line is written once the session is open and set up (``opened``), then
+each time the agent reports something of it (``usage``, ``info``, ``commands``,
+``mode``, ``config``, ``turn``); ``session`` is all of it as it is then
+(:meth:`Timeline.session_json`). The summary is the last line once the session
+was open, whether the run succeeded or not: its ``exit_code`` and ``error`` say.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from ..client import ItemChange, SessionChange
+from ..timeline.items import TimelineItem
+from .rows import dumps_line, item_row
+
+
+class JsonlWriter:
+    """Writes the lines of ``--format jsonl`` to stdout, each as it comes."""
+
+    def change(self, change: ItemChange | SessionChange) -> None:
+        if isinstance(change, ItemChange):
+            self.item(change.item)
+        else:
+            self.session(change.kind, change.session)
+
+    def item(self, item: TimelineItem) -> None:
+        self.line({"type": "item", **item_row(item)})
+
+    def session(self, kind: str, session: dict[str, Any]) -> None:
+        self.line({"type": "session", "kind": kind, "session": session})
+
+    def line(self, value: dict[str, Any]) -> None:
+        click.echo(dumps_line(value))
+
+
+def summary_object(
+    rows: list[dict[str, Any]],
+    *,
+    provider: str,
+    version: int,
+    stop_reason: str | None,
+    session: dict[str, Any] | None,
+    exit_code: int = 0,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """The last line: who and what (provider, protocol, session id, title, mode), how it
+    went (stop reason, turns, items, usage), and how the command ends (exit code, error)."""
+    session = session or {}
+    return {
+        "type": "summary",
+        "provider": provider,
+        "protocol": version,
+        "session_id": session.get("session_id"),
+        "title": session.get("title"),
+        "mode": session.get("current_mode"),
+        "stop_reason": stop_reason,
+        "turns": len({row["turn"] for row in rows if row["turn"]}),
+        "items": len(rows),
+        "usage": session.get("usage"),
+        "exit_code": exit_code,
+        "error": error,
+    }
