@@ -69,20 +69,36 @@ def _check(session: acp_adapters.Session, record: Path, pm: Any, env: Any) -> No
     home = (env or {}).get("HOME") or os.environ.get("HOME")
     marks = CaptureRecorder(os.devnull, workspace=session.workspace.cwd, agent_home=home)
     try:
-        live = _items(session.timeline, marks.portable)
+        # Every session of the connection (the first one even without an id: a session
+        # that never opened still has its timeline).
+        for number, one in enumerate(session.agent.sessions):
+            if number and one.session_id is None:
+                continue
+            _compare(one, record, pm, marks, first=number == 0)
     finally:
         marks.close()
-    offline = acp_adapters.project_capture(record, provider=session.provider.id, pm=pm)
+
+
+def _compare(
+    session: acp_adapters.Session, record: Path, pm: Any, marks: CaptureRecorder, *, first: bool
+) -> None:
+    live = _items(session.timeline, marks.portable)
+    offline = acp_adapters.project_capture(
+        record,
+        provider=session.provider.id,
+        pm=pm,
+        session_id=None if first else session.session_id,
+    )
     replayed = _items(offline, lambda value: value)
     if live != replayed:
         for number, (one, other) in enumerate(zip(live, replayed, strict=False)):
             if one != other:
                 raise AssertionError(
-                    f"the recording of this session projects to another timeline: item "
-                    f"{number} is\n  live:     {one}\n  recorded: {other}"
+                    f"the recording of session {session.session_id!r} projects to another "
+                    f"timeline: item {number} is\n  live:     {one}\n  recorded: {other}"
                 )
         raise AssertionError(
-            f"the recording of this session projects to {len(replayed)} items, "
-            f"the live session showed {len(live)}"
+            f"the recording of session {session.session_id!r} projects to {len(replayed)} "
+            f"items, the live session showed {len(live)}"
         )
     checked.append(session.session_id or "")

@@ -21,13 +21,17 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .client import (
+        Agent,
         AgentNotFoundError,
         AuthenticationRequiredError,
+        AuthMethod,
         ItemChange,
+        LoginCommand,
         McpServer,
         ProtocolVersionError,
         Session,
         SessionChange,
+        SessionPage,
         Turn,
         TurnStream,
         connect,
@@ -45,11 +49,13 @@ if TYPE_CHECKING:
     from .diff.limits import DiffLimits
     from .errors import (
         AcpAdaptersError,
+        CapabilityError,
         CaptureError,
         DuplicateProviderError,
         McpServerError,
         PluginError,
         PluginLoadError,
+        PromptCancelled,
         PromptCapabilityError,
         UnknownProviderError,
     )
@@ -81,7 +87,7 @@ if TYPE_CHECKING:
     )
     from .projection.timeline import Timeline
     from .projection.tools import command_item, tool_status
-    from .projection.traffic import project_capture
+    from .projection.traffic import capture_sessions, project_capture
     from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
     from .timeline import (
         ApprovalRequestItem,
@@ -125,6 +131,12 @@ _EXPORTS = {
     "FilePatch": ".diff",
     "FileReadItem": ".timeline",
     "Hooks": ".plugin.hooks",
+    "Agent": ".client",
+    "AuthMethod": ".client",
+    "CapabilityError": ".errors",
+    "LoginCommand": ".client",
+    "PromptCancelled": ".errors",
+    "SessionPage": ".client",
     "ItemChange": ".client",
     "McpServer": ".client",
     "McpServerError": ".errors",
@@ -173,6 +185,7 @@ _EXPORTS = {
     "hookimpl": ".plugin.hookspecs",
     "load_rules": ".plugin.rules",
     "project_capture": ".projection.traffic",
+    "capture_sessions": ".projection.traffic",
     "rules_from_config": ".plugin.rules",
     "timeline_json_schema": ".timeline",
     "tool_status": ".projection",
@@ -185,10 +198,13 @@ __all__ = [
     "GENERIC_PROVIDER_ID",
     "AcpAdaptersError",
     "ActionDecision",
+    "Agent",
     "AgentNotFoundError",
     "ApprovalRequestItem",
     "AssistantMessageItem",
+    "AuthMethod",
     "AuthenticationRequiredError",
+    "CapabilityError",
     "CaptureError",
     "ClientAction",
     "CommandExecutionItem",
@@ -207,6 +223,7 @@ __all__ = [
     "Hooks",
     "ItemChange",
     "LaunchSpec",
+    "LoginCommand",
     "McpServer",
     "McpServerError",
     "NoticeItem",
@@ -218,6 +235,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "Policy",
+    "PromptCancelled",
     "PromptCapabilityError",
     "ProtocolVersionError",
     "Provider",
@@ -228,6 +246,7 @@ __all__ = [
     "SearchItem",
     "Session",
     "SessionChange",
+    "SessionPage",
     "SessionView",
     "Timeline",
     "TimelineItem",
@@ -238,6 +257,7 @@ __all__ = [
     "TurnStream",
     "UnknownProviderError",
     "UserMessageItem",
+    "capture_sessions",
     "command_item",
     "connect",
     "count_changes",

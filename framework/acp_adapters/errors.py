@@ -76,6 +76,21 @@ class McpServerError(AcpAdaptersError):
     does not take (its ``initialize`` answer says which it takes)."""
 
 
+class CapabilityError(AcpAdaptersError):
+    """A method the agent did not say it takes (its ``initialize`` answer lists them), or an
+    unstable one the application did not opt in to: refused before anything is sent.
+    ``method`` names it."""
+
+    def __init__(self, message: str, method: str = "") -> None:
+        super().__init__(message)
+        self.method = method
+
+
+class PromptCancelled(AcpAdaptersError):
+    """A prompt that waited for the running turn to end was dropped by ``cancel()``: it
+    was never sent."""
+
+
 class PromptCapabilityError(AcpAdaptersError):
     """Prompt content the agent did not say it takes (an image, audio or an embedded resource
     beyond its ``promptCapabilities``): refused before the prompt is sent."""

@@ -67,19 +67,25 @@ class DiskLine:
     #: None: no such file (or, with ``known`` False, a file that could not be read as text).
     content: str | None
     known: bool = True
+    #: The session the read was made for (a connection may hold several); None: the one
+    #: session of a capture that names none.
+    session_id: str | None = None
 
 
 def disk_read(entry: dict[str, Any]) -> DiskLine | None:
     """What a ``disk`` line says; None when it is not one."""
     call, path, phase = entry.get("toolCallId"), entry.get("path"), entry.get("phase")
     content, unreadable = entry.get("content"), entry.get("unreadable", False)
+    session_id = entry.get("sessionId")
+    if not (session_id is None or isinstance(session_id, str)):
+        return None
     if not (isinstance(path, str) and phase in DISK_PHASES and isinstance(unreadable, bool)):
         return None
     if not (isinstance(call, str) or (call is None and phase in ("write", "missing"))):
         return None
     if not (content is None or isinstance(content, str)) or (unreadable and content is not None):
         return None
-    return DiskLine(call, path, str(phase), content, known=not unreadable)
+    return DiskLine(call, path, str(phase), content, known=not unreadable, session_id=session_id)
 
 
 def folder_pattern(folder: str) -> re.Pattern[str]:

@@ -1,5 +1,7 @@
 """The live client: the session API, and the answers to an agent's requests."""
 
+from .agent import Agent, SessionPage
+from .auth import AuthMethod, LoginCommand, run_login_here
 from .mcp import McpServer, mcp_servers_from_config
 from .session import (
     AgentNotFoundError,
@@ -15,16 +17,21 @@ from .session import (
 from .workspace import Workspace
 
 __all__ = [
+    "Agent",
     "AgentNotFoundError",
+    "AuthMethod",
     "AuthenticationRequiredError",
     "ItemChange",
+    "LoginCommand",
     "McpServer",
     "ProtocolVersionError",
     "Session",
     "SessionChange",
+    "SessionPage",
     "Turn",
     "TurnStream",
     "Workspace",
     "connect",
     "mcp_servers_from_config",
+    "run_login_here",
 ]

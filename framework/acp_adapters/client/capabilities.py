@@ -12,9 +12,17 @@ capability                             v1    v2    honoured by
                                                     ``Session.set_config_option(id, bool)``
 ``elicitation.form``, ``.url``          ask   ask   the application's ``elicit`` callback
                                                     (offered only when there is one)
+``auth.terminal``                       ask   ask   terminal login methods, run by the
+                                                    application's ``login`` callback
+                                                    (offered only when there is one)
 =====================================  ====  ====  =========================================
 
 v2 has no client file system or terminals; its boolean options need no capability.
+
+The other way, :func:`agent_offers` reads which of the optional methods the agent takes
+(``session/load``, ``resume``, ``list``, ``close``, ``delete``, ``fork``, ``logout``) from
+its ``initialize`` answer, as the schema's rules read it: a capability that is not an
+object is not offered.
 """
 
 from __future__ import annotations
@@ -39,13 +47,16 @@ HONOURED_BY: dict[str, tuple[str, ...]] = {
     "elicitation.form": ("elicitation/create",),
     "elicitation.url": ("elicitation/create",),
     "session.configOptions.boolean": (),
+    # Not a method of the agent's: the login the client runs itself (Agent.authenticate).
+    "auth.terminal": (),
 }
 
 
-def client_capabilities(version: int, *, elicit: bool) -> dict[str, Any]:
+def client_capabilities(version: int, *, elicit: bool, login: bool = False) -> dict[str, Any]:
     """The ``clientCapabilities`` (v1) or ``capabilities`` (v2) of ``initialize``.
 
     :param elicit: whether the application answers elicitations (an ``elicit`` callback).
+    :param login: whether the application runs terminal logins (a ``login`` callback).
     """
     offered: dict[str, Any] = {}
     if version == 1:
@@ -54,7 +65,42 @@ def client_capabilities(version: int, *, elicit: bool) -> dict[str, Any]:
         offered["session"] = {"configOptions": {"boolean": {}}}
     if elicit:
         offered["elicitation"] = {"form": {}, "url": {}}
+    if login:
+        offered["auth"] = {"terminal": True} if version == 1 else {"terminal": {}}
     return offered
+
+
+#: Where each optional method's capability is, per version: a path of keys in the agent's
+#: capabilities whose value must be an object (or, for ``loadSession``, true). None: the
+#: method does not exist in that version.
+_AGENT_OFFERS: dict[str, dict[int, tuple[str, ...] | None]] = {
+    "session/load": {1: ("loadSession",), 2: None},
+    "session/resume": {1: ("sessionCapabilities", "resume"), 2: ("session",)},
+    "session/list": {1: ("sessionCapabilities", "list"), 2: ("session",)},
+    "session/close": {1: ("sessionCapabilities", "close"), 2: ("session",)},
+    "session/delete": {1: ("sessionCapabilities", "delete"), 2: ("session", "delete")},
+    "session/fork": {1: ("sessionCapabilities", "fork"), 2: ("session", "fork")},
+    "logout": {1: ("auth", "logout"), 2: None},
+}
+
+
+def agent_offers(method: str, version: int, agent_capabilities: Mapping[str, Any]) -> bool:
+    """Whether the agent's ``initialize`` answer says it takes ``method`` (one of
+    ``session/load``, ``resume``, ``list``, ``close``, ``delete``, ``fork``, ``logout``).
+
+    v2 takes ``resume``, ``list`` and ``close`` with any ``session`` capabilities (they are
+    its baseline), has no ``session/load`` (a resume replays instead) and takes
+    ``auth/logout`` whenever it lists a login method (the caller checks that).
+    """
+    where = _AGENT_OFFERS.get(method, {}).get(2 if version == 2 else 1)
+    if where is None:
+        return False
+    value: Any = agent_capabilities
+    for key in where:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if where == ("loadSession",):
+        return value is True
+    return isinstance(value, Mapping)
 
 
 def offered_names(capabilities: dict[str, Any], prefix: str = "") -> list[str]:

@@ -18,6 +18,9 @@ on Linux whatever the agent and its terminals detached from their groups too
 its own: when it exits, the turn ends and pending requests fail with
 :class:`ConnectionClosed`, even while a process it left behind holds its
 output open.
+One agent process may hold several sessions: ``session.agent`` opens more
+(:class:`~.agent.Agent`), each its own :class:`Session` with its own timeline; a
+prompt sent during a turn waits for it, in order.
 The agent's requests are answered here: permissions through the
 ``decide_permission`` hook and the policy (``ask``: the application's
 callback), the file system inside the session's folders only, terminals as
@@ -33,48 +36,43 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import anyio
 import pluggy
-from anyio.abc import TaskGroup
 
 from ..errors import (
     AcpAdaptersError,
     AgentNotFoundError,
     AuthenticationRequiredError,
+    CapabilityError,
+    PromptCancelled,
     ProtocolVersionError,
 )
 
 if sys.version_info < (3, 11):
     from exceptiongroup import BaseExceptionGroup
-from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, DiskLine, disk_read
+from ..capture.format import request_key
 from ..capture.recorder import CaptureRecorder
 from ..plugin.hooks import Hooks
 from ..plugin.manager import get_plugin_manager
 from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import Provider, ProviderRegistry
-from ..projection.negotiation import negotiated_version
 from ..projection.projector import Projector
 from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..runtime import CONTENT_BUDGET, SessionState
 from ..timeline.items import TimelineItem
-from ..transport import (
-    AgentProcess,
-    Connection,
-    ConnectionClosed,
-    Problem,
-    RpcError,
-)
+from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.jsonrpc import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_PENDING_REQUESTS,
 )
-from ..transport.process import EXIT_OUTPUT_SECONDS, become_subreaper
+from ..transport.process import become_subreaper
+from .agent import CLIENT_INFO, Agent, SessionPage, auth_required
 from .answers import (
     AgentRequests,
     AskCallback,
@@ -82,23 +80,15 @@ from .answers import (
     ElicitCallback,
     TerminalFactory,
 )
-from .capabilities import check_prompt, client_capabilities
+from .auth import AuthMethod, LoginCallback
+from .capabilities import check_prompt
 from .mcp import McpServer, as_servers, wire_servers
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
-CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
-AUTH_REQUIRED = -32000
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
 CATCH_UP_SECONDS = 0.02
-#: How long a notification the client sends on its own (``session/cancel``) may wait to
-#: be written: an agent that stopped reading its stdin fills the pipe, and a cancel, or
-#: a close, must not wait for it.
-SEND_SECONDS = 1.0
-#: How long, once the agent's output has ended, its exit status and the rest of its
-#: stderr are waited for before the session reports it gone.
-EXIT_WAIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -177,88 +167,110 @@ class TurnStream(Generic[Change]):
         self._changes.clear()
 
 
-class Session:
-    """A live session with one agent. Made by :func:`connect`."""
+@dataclass(frozen=True)
+class SessionSettings:
+    """What a session of a connection is opened with: its folders, its policy, the
+    application's callbacks and the session's bounds (``connect``'s arguments)."""
 
-    def __init__(
+    workspace: Workspace
+    #: The policy as the application gave it (its folders filled in per session).
+    policy: Policy
+    ask: AskCallback | None
+    elicit: ElicitCallback | None
+    missing_file_read: MissingFileRead
+    disk_patches: bool | DiskReader
+    terminals: TerminalFactory
+    content_budget: int
+    mcp_servers: tuple[McpServer, ...] = ()
+
+    @property
+    def session_policy(self) -> Policy:
+        """The policy, its folders the session's when the application named none."""
+        if self.policy.workspace:
+            return self.policy
+        return self.policy.model_copy(
+            update={"workspace": tuple(str(r) for r in self.workspace.roots)}
+        )
+
+    def with_folders(
         self,
-        *,
-        process: AgentProcess,
-        provider: Provider,
-        registry: ProviderRegistry,
-        hooks: Hooks,
-        workspace: Workspace,
-        policy: Policy,
-        ask: AskCallback | None,
-        elicit: ElicitCallback | None,
-        missing_file_read: MissingFileRead,
-        max_line_bytes: int,
-        fixed_provider: bool,
-        agent_env: Mapping[str, str],
-        observe: Callable[[str, Any], None] | None = None,
-        disk_patches: bool | DiskReader = True,
-        terminals: TerminalFactory,
-        max_elements: int = DEFAULT_MAX_ELEMENTS,
-        max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
-        content_budget: int = CONTENT_BUDGET,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] = (),
-    ) -> None:
-        #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
-        self.problems: list[Problem] = []
-        self.process = process
-        self.provider = provider
-        self.registry = registry
-        self.hooks = hooks
-        self.workspace = workspace
-        self.policy = policy
+        cwd: str | os.PathLike[str] | None,
+        additional_directories: Sequence[str | os.PathLike[str]] | None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None,
+    ) -> SessionSettings:
+        """These settings for a session in other folders (or with other MCP servers)."""
+        changes: dict[str, Any] = {}
+        if cwd is not None or additional_directories is not None:
+            changes["workspace"] = Workspace(
+                cwd if cwd is not None else self.workspace.cwd,
+                tuple(str(p) for p in additional_directories)
+                if additional_directories is not None
+                else tuple(str(r) for r in self.workspace.roots[1:]),
+            )
+        if mcp_servers is not None:
+            changes["mcp_servers"] = tuple(as_servers(mcp_servers))
+        return replace(self, **changes)
+
+
+class _Ticket:
+    """A prompt's place in its session's queue: set when its turn comes, or when it is
+    dropped (``cancel()``)."""
+
+    def __init__(self) -> None:
+        self.event = anyio.Event()
+        self.dropped = False
+        self.granted = False
+
+
+class Session:
+    """A live session with an agent: its timeline, its turns, its answers to the agent.
+
+    Made by :func:`connect` (the first session of its agent) and by the methods of
+    :attr:`agent` that open more sessions on the same agent process.
+    """
+
+    def __init__(self, agent: Agent, settings: SessionSettings, *, primed: bool = False) -> None:
+        #: The agent process and connection this session is one of the sessions of.
+        self.agent = agent
+        self.settings = settings
+        self.workspace = settings.workspace
+        self.policy = settings.session_policy
         self.projector = Projector(
-            hooks,
-            provider,
-            fixed_provider=fixed_provider,
-            state=SessionState(content_budget=content_budget),
+            agent.hooks,
+            agent.provider,
+            fixed_provider=agent.fixed_provider,
+            state=SessionState(content_budget=settings.content_budget),
         )
         #: The one reader of the session's traffic (the one a recording is projected with):
         #: every message in and out, the disk reads and the agent's exit go through it.
-        self.traffic = Traffic(self.projector, registry)
+        self.traffic = Traffic(self.projector, agent.registry, others=self._other_ids)
+        if primed:
+            # Opened after the negotiation: what it said is this session's too.
+            self.projector.initialized(agent.version, agent.provider)
         #: What answers the agent's requests and takes in its notifications.
         self.answers = AgentRequests(
             self,
-            ask=ask,
-            elicit=elicit,
-            missing_file_read=missing_file_read,
-            disk_patches=disk_patches,
-            terminals=terminals,
+            ask=settings.ask,
+            elicit=settings.elicit,
+            missing_file_read=settings.missing_file_read,
+            disk_patches=settings.disk_patches,
+            terminals=settings.terminals,
         )
-        self.connection = Connection(
-            process.stdout,
-            process.stdin,
-            on_request=self.answers.on_request,
-            on_notification=self.answers.on_notification,
-            on_problem=self.problems.append,
-            on_message=self.saw,
-            on_drained=self._drained,
-            max_line_bytes=max_line_bytes,
-            max_elements=max_elements,
-            max_pending_requests=max_pending_requests,
-        )
-        self.version = 1
-        self.agent_info: dict[str, Any] = {}
-        self.agent_capabilities: dict[str, Any] = {}
-        self.auth_methods: list[dict[str, Any]] = []
+        #: The MCP servers this session is opened with, unless told otherwise.
+        self.mcp_servers = settings.mcp_servers
+        #: Whether the session is closed (:meth:`close`): it takes no more prompts.
+        self.closed = False
         self._idle = anyio.Event()
-        self._closed = anyio.Event()
-        #: How the agent went away (its exit status, its stderr), once it has.
-        self._gone: ConnectionClosed | None = None
-        self._shut: anyio.Event | None = None  # set once the session is shut down
-        self._finished = anyio.Event()  # both pipes read to their end
         self._caught_up = time.monotonic()
         self._catching_up_later = False
-        self._task_group: TaskGroup | None = None
-        self._agent_env = agent_env
-        self._observe = observe
-        self._shutting_down = False
-        #: The MCP servers every session of this connection gets, unless told otherwise.
-        self.mcp_servers = as_servers(mcp_servers)
+        # The prompt queue: whether a turn runs, and the prompts waiting for it to end.
+        self._turn_busy = False
+        self._waiting: deque[_Ticket] = deque()
+
+    def _other_ids(self) -> set[str]:
+        return {
+            s.session_id for s in self.agent.sessions if s is not self and s.session_id is not None
+        }
 
     # --- what the application reads -----------------------------------------------------
 
@@ -276,189 +288,131 @@ class Session:
         return self.projector.state.usage
 
     @property
+    def provider(self) -> Provider:
+        return self.projector.provider
+
+    @property
     def stderr(self) -> str:
         """The end of what the agent wrote to stderr."""
-        return self.process.stderr.text()
+        return self.agent.stderr
+
+    # The connection's, shared by its sessions.
+    @property
+    def process(self) -> AgentProcess:
+        return self.agent.process
+
+    @property
+    def connection(self) -> Connection:
+        return self.agent.connection
+
+    @property
+    def problems(self) -> list[Problem]:
+        """What the connection skipped or ignored (lines that were not JSON, unknown
+        notifications), for all the sessions of the agent."""
+        return self.agent.problems
+
+    @property
+    def version(self) -> int:
+        return self.agent.version
+
+    @property
+    def agent_info(self) -> dict[str, Any]:
+        return self.agent.agent_info
+
+    @property
+    def agent_capabilities(self) -> dict[str, Any]:
+        return self.agent.agent_capabilities
+
+    @property
+    def auth_methods(self) -> list[dict[str, Any]]:
+        return self.agent.auth_methods
+
+    @property
+    def login_methods(self) -> list[AuthMethod]:
+        return self.agent.login_methods
+
+    @property
+    def registry(self) -> ProviderRegistry:
+        return self.agent.registry
+
+    @property
+    def hooks(self) -> Hooks:
+        return self.agent.hooks
 
     # --- the traffic ---------------------------------------------------------------------------
 
     def saw(self, direction: str, payload: Any) -> None:
-        """One event of the session's traffic: ``("out" | "in", message)`` as the connection
-        writes or takes in a message, ``("raw", text)``, ``("disk", read)`` and ``("exit",
-        {"code", "stderr"})``. The traffic reader projects it, then the observers (a
-        recording) see it: a recording holds exactly what the timeline was made of."""
-        at = time.time()
-        if direction == "out":
-            self.traffic.message(CLIENT_TO_AGENT, payload, at)
-        elif direction == "in":
-            self.traffic.message(AGENT_TO_CLIENT, payload, at)
-        elif direction == "disk":
-            read = disk_read(payload)
-            if isinstance(read, DiskLine):
-                self.traffic.disk(read, at)
-        elif direction == "exit":
-            self.traffic.exited(payload.get("code"), str(payload.get("stderr", "")), at)
-        if self._observe is not None:
-            self._observe(direction, payload)
+        """One event of this session's making (a ``disk`` read around one of its edits):
+        the connection's traffic, with the session it is for."""
+        if direction == "disk" and isinstance(payload, dict) and self.session_id is not None:
+            payload = {**payload, "sessionId": self.session_id}
+        self.agent.saw(direction, payload)
 
-    # --- running --------------------------------------------------------------------------
-
-    async def _run(self, task_group: TaskGroup) -> None:
-        self._task_group = task_group
-        self.answers.start(task_group)
-        try:
-            await self._serve()
-        finally:
-            # Also when cancelled (a timeout around the session): nothing reads the pipes
-            # any more, so a close has nothing to wait for.
-            self._finished.set()
-
-    async def _serve(self) -> None:
-        async with anyio.create_task_group() as inner:
-            inner.start_soon(self.process.collect_stderr)
-            # Its exit, not only the end of its output: a process it left running may
-            # hold the output open long after (the watcher then closes this side).
-            inner.start_soon(self.process.watch_exit)
-            await self.connection.serve(inner)
-            # Its exit status and the rest of its stderr say why it went: wait for them.
-            with anyio.move_on_after(EXIT_WAIT_SECONDS):
-                await self.process.process.wait()
-                await self.process.stderr_ended.wait()
-            status, stderr = self.process.exit_status, self.stderr
-            if not self._shutting_down:
-                # Nobody asked it to go: the timeline (and a recording) says it exited.
-                self.saw("exit", {"code": status, "stderr": stderr})
-            reason = "the agent exited" if status is not None else "the agent closed its output"
-            self._gone = ConnectionClosed(reason, status, stderr)
-            self.connection.fail_pending(self._gone)
-            self._closed.set()
-            self._idle.set()
-
-    async def _shutdown(self, grace: float) -> None:
-        """End the terminals and the agent (once: a second call waits for the first)."""
-        with anyio.CancelScope(shield=True):
-            if self._shut is not None:
-                await self._shut.wait()
-                return
-            self._shut = anyio.Event()
-            self._shutting_down = True
-            try:
-                await self.answers.close()
-                await self.process.close(grace=grace)
-                # Until both of the agent's pipes are read to their end (or closed), their
-                # transports stay open; an event loop closed before that leaves them to be
-                # collected unclosed.
-                with anyio.move_on_after(EXIT_WAIT_SECONDS):
-                    await self._finished.wait()
-            finally:
-                self._shut.set()
+    # --- the connection's ------------------------------------------------------------------------
 
     async def kill(self) -> None:
-        """End the session now: its terminals, and the agent killed at once (SIGKILL, its
-        whole process group and, on Linux, what it detached); no ``session/cancel`` is
-        sent. Leaving the ``async with`` afterwards has nothing left to wait for."""
-        await self._shutdown(0)
+        """End the agent now: its terminals (every session's), and the agent killed at once
+        (SIGKILL, its whole process group and, on Linux, what it detached); no
+        ``session/cancel`` is sent. Leaving the ``async with`` afterwards has nothing left
+        to wait for."""
+        await self.agent.kill()
 
     async def _request(
         self, method: str, params: Any, meta: Mapping[str, Any] | None = None
     ) -> Any:
-        if meta is not None:
-            params = {**(params or {}), "_meta": dict(meta)}
-        try:
-            return await self.connection.request(method, params)
-        except ConnectionClosed as error:
-            gone = await self._why_gone(error)
-            if gone is error:
-                raise
-            raise gone from None
-
-    async def _why_gone(self, error: ConnectionClosed) -> ConnectionClosed:
-        """How the agent went, with its exit status and stderr: a write that found its stdin
-        closed fails before the session has seen it exit, so wait (bounded) for that."""
-        if self._gone is None:
-            with anyio.move_on_after(EXIT_WAIT_SECONDS + EXIT_OUTPUT_SECONDS):
-                await self._closed.wait()
-        return self._gone or error
+        return await self.agent.request(method, params, meta)
 
     async def _notify(
         self, method: str, params: Any, meta: Mapping[str, Any] | None = None
     ) -> bool:
-        """Send a notification, waiting :data:`SEND_SECONDS` at most; whether it was sent.
+        return await self.agent.notify(method, params, meta)
 
-        An agent that stopped reading its stdin (a full pipe) would keep the write
-        waiting forever: past the bound the notification is given up on (asyncio may
-        still write it once the agent reads) and a ``not_sent`` problem is recorded.
-        """
-        if meta is not None:
-            params = {**(params or {}), "_meta": dict(meta)}
-        with anyio.move_on_after(SEND_SECONDS) as scope:
-            try:
-                await self.connection.notify(method, params)
-            except ConnectionClosed as error:
-                raise await self._why_gone(error) from None
-        if scope.cancelled_caught:
-            self.problems.append(
-                Problem("not_sent", f"{method}: the agent is not reading its input")
-            )
-            return False
-        return True
+    async def authenticate(self, method_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
+        """Log in with one of the agent's login methods (see :meth:`Agent.authenticate`)."""
+        await self.agent.authenticate(method_id, meta=meta)
 
-    # --- negotiation and sessions -------------------------------------------------------------
+    async def logout(self, *, meta: Mapping[str, Any] | None = None) -> None:
+        """Log out (see :meth:`Agent.logout`)."""
+        await self.agent.logout(meta=meta)
 
-    async def _initialize(self, preferred: int) -> None:
-        elicit = self.answers.elicits
-        v1_params = {
-            "protocolVersion": 1,
-            "clientCapabilities": client_capabilities(1, elicit=elicit),
-            "clientInfo": CLIENT_INFO,
-        }
-        if preferred == 2:
-            # Both shapes in one request: a v2 agent reads info/capabilities, a v1 agent
-            # that answers 1 still learns the client's fs and terminal capabilities.
-            both = {
-                **v1_params,
-                "protocolVersion": 2,
-                "info": CLIENT_INFO,
-                "capabilities": client_capabilities(2, elicit=elicit),
-            }
-            try:
-                result = await self._request("initialize", both)
-            except RpcError as error:
-                if error.code not in (-32602, -32600):
-                    raise
-                result = await self._request("initialize", v1_params)
-        else:
-            result = await self._request("initialize", v1_params)
-        if not isinstance(result, dict) or result.get("protocolVersion") not in (1, 2):
-            answered = result.get("protocolVersion") if isinstance(result, dict) else result
-            raise ProtocolVersionError(
-                f"the agent answered protocol version {answered!r}; this client speaks 1 and 2"
-            )
-        version = negotiated_version(result)
-        if version > preferred:
-            raise ProtocolVersionError(
-                f"asked for version {preferred}, the agent answered {version}"
-            )
-        self.version = version
-        info = result.get("agentInfo", result.get("info"))
-        self.agent_info = info if isinstance(info, dict) else {}
-        caps = result.get("agentCapabilities", result.get("capabilities"))
-        self.agent_capabilities = caps if isinstance(caps, dict) else {}
-        methods = result.get("authMethods")
-        self.auth_methods = (
-            [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
-        )
-        # The traffic reader took the answer in: the session's version and provider.
-        self.provider = self.projector.provider
+    async def list_sessions(
+        self, cursor: str | None = None, *, meta: Mapping[str, Any] | None = None
+    ) -> SessionPage:
+        """One page of the agent's sessions in this session's folder (see
+        :meth:`Agent.list_sessions`)."""
+        return await self.agent.list_sessions(cwd=str(self.workspace.cwd), cursor=cursor, meta=meta)
+
+    async def call_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Call one of the agent's extension methods (see :meth:`Agent.call_extension`)."""
+        return await self.agent.call_extension(method, params, meta=meta)
+
+    async def notify_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Send an extension notification (see :meth:`Agent.notify_extension`)."""
+        return await self.agent.notify_extension(method, params, meta=meta)
+
+    # --- opening ------------------------------------------------------------------------------
 
     def _session_params(
         self, mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None, **extra: Any
     ) -> dict[str, Any]:
-        """The params of ``session/new``, ``load`` and ``resume``: the folders and the MCP
-        servers (``mcp_servers``, else the session's), as this agent takes them."""
+        """The params of ``session/new``, ``load``, ``resume`` and ``fork``: the folders and
+        the MCP servers (``mcp_servers``, else the session's), as this agent takes them."""
         servers = as_servers(self.mcp_servers if mcp_servers is None else mcp_servers)
+        agent = self.agent
         wire = wire_servers(
-            servers, self.version, self.agent_capabilities, path=self._agent_env.get("PATH")
+            servers, agent.version, agent.agent_capabilities, path=agent.agent_env.get("PATH")
         )
         params: dict[str, Any] = {"cwd": str(self.workspace.cwd), "mcpServers": wire, **extra}
         additional = [str(root) for root in self.workspace.roots[1:]]
@@ -466,20 +420,70 @@ class Session:
             params["additionalDirectories"] = additional
         return params
 
+    def _may_open(self, session_id: str | None) -> None:
+        """A session follows one session of the agent: it may open it again, not another."""
+        if self.closed:
+            raise AcpAdaptersError("the session is closed")
+        ours = self.session_id
+        if ours is not None and session_id != ours:
+            raise AcpAdaptersError(
+                f"this session is {ours!r}: session.agent opens another one on this agent"
+            )
+        if session_id is not None and ours is None:
+            other = self.agent.session(session_id)
+            if other is not None:
+                raise AcpAdaptersError(f"session {session_id!r} is open on this connection already")
+
+    async def _open(
+        self, method: str, params: dict[str, Any], meta: Mapping[str, Any] | None
+    ) -> Any:
+        """Send one of the requests that open this session; the traffic reader knows it
+        for this session's by its id."""
+        request_id = self.agent.connection.new_id()
+        self.traffic.opening = request_key(request_id)
+        result = await self.agent.guarded(method, params, meta, request_id=request_id)
+        if self.session_id is None:
+            raise RpcError(-32603, f"{method} answered without a sessionId")
+        twin = next(
+            (
+                s
+                for s in self.agent.sessions
+                if s is not self and not s.closed and s.session_id == self.session_id
+            ),
+            None,
+        )
+        if twin is not None:
+            self.closed = True
+            raise AcpAdaptersError(
+                f"the agent answered {method} with session {self.session_id!r}, which is "
+                "open on this connection already"
+            )
+        # What came with the answer (a replayed history) is in the timeline now.
+        self._catch_up()
+        return result
+
     async def new_session(
         self,
         *,
         mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> str:
-        """Start a new session of the agent in the workspace; returns its id.
+        """Start this session (``session/new``) in its folder; returns its id.
+
+        A session that has one already does not start another: ``session.agent.new_session()``
+        opens another session on the same agent.
 
         :param mcp_servers: the MCP servers for this session (default: ``connect``'s).
         :raises McpServerError: a server the agent does not take (nothing is sent).
         """
-        await self._guarded("session/new", self._session_params(mcp_servers), meta)
-        if self.session_id is None:
-            raise RpcError(-32603, "session/new answered without a sessionId")
+        if self.session_id is not None:
+            raise AcpAdaptersError(
+                f"this session is {self.session_id!r}: session.agent.new_session() opens "
+                "another one on this agent"
+            )
+        self._may_open(None)
+        await self._open("session/new", self._session_params(mcp_servers), meta)
+        assert self.session_id is not None
         return self.session_id
 
     async def load_session(
@@ -489,12 +493,19 @@ class Session:
         mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Load an earlier session (v1 ``session/load``; v2: resume, replayed from the start)."""
+        """Load an earlier session: the agent replays its history (marked ``replayed`` in
+        the timeline), and this returns once the replay is over (v1 ``session/load``,
+        when the agent offers it; v2: a resume that replays from the start).
+
+        :raises CapabilityError: the agent does not offer it.
+        """
+        self._may_open(session_id)
         if self.version == 2:
             await self.resume_session(session_id, replay=True, mcp_servers=mcp_servers, meta=meta)
             return
+        self.agent.require("session/load")
         params = self._session_params(mcp_servers, sessionId=session_id)
-        await self._guarded("session/load", params, meta)
+        await self._open("session/load", params, meta)
 
     async def resume_session(
         self,
@@ -504,52 +515,78 @@ class Session:
         mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> None:
-        """Resume an earlier session without replaying it (v2 can replay from the start)."""
+        """Resume an earlier session without its history (``session/resume``; v2 can replay
+        it from the start: ``replay=True``).
+
+        :raises CapabilityError: the agent does not offer it.
+        """
+        self._may_open(session_id)
+        self.agent.require("session/resume")
         params = self._session_params(mcp_servers, sessionId=session_id)
         if self.version == 2 and replay:
             params["replayFrom"] = {"type": "start"}
-        await self._guarded("session/resume", params, meta)
+        await self._open("session/resume", params, meta)
 
-    async def list_sessions(
-        self, cursor: str | None = None, *, meta: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """The agent's sessions in this workspace: ``{"sessions": [...], "nextCursor": ...}``."""
-        params: dict[str, Any] = {"cwd": str(self.workspace.cwd)}
-        if cursor is not None:
-            params["cursor"] = cursor
-        result = await self._request("session/list", params, meta)
-        return result if isinstance(result, dict) else {"sessions": []}
+    async def open_session(
+        self,
+        session_id: str,
+        *,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Open an earlier session: resumed when the agent can, else loaded (its history
+        replayed).
 
-    async def close_session(self, *, meta: Mapping[str, Any] | None = None) -> None:
-        """Ask the agent to close the current session."""
-        await self._request("session/close", {"sessionId": self.session_id}, meta)
-
-    async def authenticate(self, method_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
-        """Authenticate with one of the agent's ``auth_methods``.
-
-        An ``env_var`` method reads its variables from the agent's environment: pass
-        them in ``connect(env=...)``; a missing one is an error here, before asking.
+        :raises CapabilityError: the agent can do neither.
         """
-        method = next(
-            (m for m in self.auth_methods if m.get("id", m.get("methodId")) == method_id), None
+        if self.agent.offers("session/resume"):
+            await self.resume_session(session_id, mcp_servers=mcp_servers, meta=meta)
+        elif self.agent.offers("session/load"):
+            await self.load_session(session_id, mcp_servers=mcp_servers, meta=meta)
+        else:
+            raise CapabilityError(
+                "the agent offers neither session/resume nor session/load", "session/resume"
+            )
+
+    async def fork(
+        self,
+        *,
+        cwd: str | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """A new session made from this one's context (``session/fork``, unstable:
+        ``connect(unstable=True)``); this one goes on unchanged."""
+        if self.session_id is None:
+            raise AcpAdaptersError("the session has not started")
+        return await self.agent.fork_session(
+            self.session_id, cwd=cwd, mcp_servers=mcp_servers, meta=meta
         )
-        if method is not None and method.get("type") == "env_var":
-            environment = self._agent_env
-            missing = [
-                v["name"]
-                for v in method.get("vars", [])
-                if isinstance(v, dict)
-                and isinstance(v.get("name"), str)
-                and v["name"] not in environment
-            ]
-            if missing:
-                raise AcpAdaptersError(
-                    f"auth method {method_id!r} reads {', '.join(missing)}: "
-                    "pass it in connect(env=...)"
-                )
-        await self._request(
-            "auth/login" if self.version == 2 else "authenticate", {"methodId": method_id}, meta
-        )
+
+    async def close(self, *, meta: Mapping[str, Any] | None = None) -> bool:
+        """Close the session: what is queued is dropped, its terminals are ended, and the
+        agent is told (``session/close``) when it offers that, else a running turn is
+        cancelled. Whether the agent was told. The agent process goes on (its other
+        sessions too)."""
+        if self.closed:
+            return False
+        self._drop_queued()
+        told = False
+        if self.session_id is not None and not self.agent.closed:
+            if self.agent.offers("session/close"):
+                await self._request("session/close", {"sessionId": self.session_id}, meta)
+                told = True
+            elif not self._turn_idle():
+                await self.cancel()
+        self.closed = True
+        await self.answers.close()
+        return told
+
+    async def close_session(self, *, meta: Mapping[str, Any] | None = None) -> bool:
+        """:meth:`close`, by its older name."""
+        return await self.close(meta=meta)
+
+    # --- configuration --------------------------------------------------------------------------
 
     async def set_mode(self, mode_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
         """Switch the session's mode (v1 ``session/set_mode``; v2: its mode config option)."""
@@ -580,32 +617,93 @@ class Session:
             params["type"] = "id"
         await self._request("session/set_config_option", params, meta)
 
-    async def _guarded(
-        self, method: str, params: Any, meta: Mapping[str, Any] | None = None
-    ) -> Any:
-        """A request whose "authentication required" answer becomes a clear error."""
-        try:
-            return await self._request(method, params, meta)
-        except RpcError as error:
-            if _auth_required(error):
-                raise AuthenticationRequiredError(error.message, self.auth_methods) from error
-            raise
-
     # --- turns ------------------------------------------------------------------------------
+
+    def _queue_prompt(self) -> _Ticket:
+        """The prompt's place: its turn at once when none runs and none waits."""
+        ticket = _Ticket()
+        if not self._turn_busy and not self._waiting:
+            self._turn_busy = ticket.granted = True
+            ticket.event.set()
+        else:
+            self._waiting.append(ticket)
+        return ticket
+
+    async def _wait_turn(self, ticket: _Ticket) -> None:
+        try:
+            await ticket.event.wait()
+        except BaseException:
+            # Given up while waiting (a timeout around the prompt): out of the queue, or,
+            # if its turn had just come, passed on.
+            if ticket.granted:
+                self._next_turn()
+            elif ticket in self._waiting:
+                self._waiting.remove(ticket)
+            raise
+        if ticket.dropped:
+            raise PromptCancelled("the prompt was cancelled before its turn came")
+
+    def _next_turn(self) -> None:
+        """The turn ended: the next prompt waiting takes it."""
+        if self._waiting:
+            ticket = self._waiting.popleft()
+            ticket.granted = True
+            ticket.event.set()
+        else:
+            self._turn_busy = False
+
+    def _drop_queued(self) -> None:
+        while self._waiting:
+            ticket = self._waiting.popleft()
+            ticket.dropped = True
+            ticket.event.set()
+
+    @property
+    def queued(self) -> int:
+        """How many prompts wait for the running turn to end."""
+        return len(self._waiting)
 
     async def prompt(
         self, prompt: str | Sequence[dict[str, Any]], *, meta: Mapping[str, Any] | None = None
     ) -> Turn:
         """Send a prompt and wait for the turn to end; the items of the turn, and why it stopped.
 
+        A prompt sent while a turn runs waits for it (and those before it) to end, in
+        order; :meth:`cancel` drops what waits (:class:`PromptCancelled`).
         v1: the prompt's answer ends the turn. v2: the answer only acknowledges it;
         the turn ends with ``state_update`` idle.
 
         :raises PromptCapabilityError: a block the agent does not take (an image, audio or
             an embedded resource beyond its ``promptCapabilities``); nothing is sent.
         """
-        blocks = [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+        return await self._prompt(prompt, meta, self._checked_ticket(prompt))
+
+    def _checked_ticket(self, prompt: str | Sequence[dict[str, Any]]) -> _Ticket:
+        blocks = self._blocks(prompt)
         check_prompt(blocks, self.version, self.agent_capabilities)
+        if self.closed:
+            raise AcpAdaptersError("the session is closed")
+        return self._queue_prompt()
+
+    @staticmethod
+    def _blocks(prompt: str | Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": prompt}] if isinstance(prompt, str) else list(prompt)
+
+    async def _prompt(
+        self,
+        prompt: str | Sequence[dict[str, Any]],
+        meta: Mapping[str, Any] | None,
+        ticket: _Ticket,
+    ) -> Turn:
+        await self._wait_turn(ticket)
+        try:
+            return await self._run_turn(self._blocks(prompt), meta)
+        finally:
+            self._next_turn()
+
+    async def _run_turn(self, blocks: list[dict[str, Any]], meta: Mapping[str, Any] | None) -> Turn:
+        if self.closed:
+            raise AcpAdaptersError("the session is closed")
         state = self.projector.state
         index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
@@ -614,13 +712,13 @@ class Session:
                 "session/prompt", {"sessionId": self.session_id, "prompt": blocks}, meta
             )
         except RpcError as error:
-            if _auth_required(error):
+            if auth_required(error):
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
             raise
         if self.version == 2 and not self._turn_idle():
             await self._idle.wait()
-            if self._closed.is_set() and not self._turn_idle():
-                raise self._gone or ConnectionClosed(
+            if self.agent.closed and not self._turn_idle():
+                raise self.agent.gone or ConnectionClosed(
                     "the agent closed its output mid-turn", self.process.exit_status, self.stderr
                 )
         return Turn(
@@ -661,13 +759,17 @@ class Session:
 
         The turn runs in the session, not in the loop that reads it: leaving the loop
         early (``break``) stops the updates, not the turn (``cancel()`` does that). A
-        failure of the turn (``ConnectionClosed``, ...) is raised by the iteration.
+        failure of the turn (``ConnectionClosed``, ...) is raised by the iteration. A
+        prompt sent while a turn runs waits its turn, as with :meth:`prompt`; its stream
+        starts when its turn does.
 
         :param session_events: also yield a :class:`SessionChange` each time the agent
             reports usage, session info, its commands, the mode or the configuration.
         """
-        if self._task_group is None:
+        task_group = self.agent.task_group
+        if task_group is None:
             raise AcpAdaptersError("the session is not running")
+        ticket = self._checked_ticket(prompt)
         stream: TurnStream[Any] = TurnStream()
         projector = self.projector
 
@@ -677,63 +779,42 @@ class Session:
         async def run() -> None:
             failure: Exception | None = None
             try:
-                await self.prompt(prompt, meta=meta)
+                await self._wait_turn(ticket)
+            except Exception as exc:
+                stream._end(exc)
+                return
+            projector.listeners.append(stream._put)
+            if session_events:
+                projector.session_listeners.append(session_changed)
+            try:
+                await self._run_turn(self._blocks(prompt), meta)
             except Exception as exc:
                 failure = exc
             finally:
+                self._next_turn()
                 with contextlib.suppress(ValueError):
                     projector.listeners.remove(stream._put)
                 with contextlib.suppress(ValueError):
                     projector.session_listeners.remove(session_changed)
                 stream._end(failure)
 
-        projector.listeners.append(stream._put)
-        if session_events:
-            projector.session_listeners.append(session_changed)
-        self._task_group.start_soon(run)
+        task_group.start_soon(run)
         return stream
 
     async def cancel(self, *, meta: Mapping[str, Any] | None = None) -> bool:
-        """Cancel the running turn; permission requests still open are answered ``cancelled``.
+        """Cancel the running turn and drop the prompts waiting for it; permission requests
+        still open are answered ``cancelled``.
 
         Never waits more than :data:`SEND_SECONDS` for the agent to take the
         notification (one that stopped reading its stdin would make it wait forever):
         returns whether ``session/cancel`` was sent; when not, ``session.problems``
         says so. :class:`ConnectionClosed` when the agent is gone.
         """
+        self._drop_queued()
         self.answers.cancel_questions()
         return await self._notify("session/cancel", {"sessionId": self.session_id}, meta)
 
-    # --- extensions ---------------------------------------------------------------------------
-
-    async def call_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-    ) -> Any:
-        """Call one of the agent's extension methods (its name starts with ``_``); its result.
-
-        :raises RpcError: the agent answered with an error (-32601: it has no such method).
-        :raises ValueError: ``method`` is not an extension method's name.
-        """
-        _check_extension(method)
-        return await self._request(method, dict(params or {}), meta)
-
-    async def notify_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-    ) -> bool:
-        """Send an extension notification (its name starts with ``_``); whether it was sent
-        (as :meth:`cancel`, never waiting on an agent that stopped reading)."""
-        _check_extension(method)
-        return await self._notify(method, dict(params or {}), meta)
-
-    # --- the agent's requests -----------------------------------------------------------------
+    # --- catching up ----------------------------------------------------------------------------
 
     def _catch_up(self) -> None:
         """Bring the timeline up to the messages handled (see :meth:`Projector.flush`)."""
@@ -750,9 +831,9 @@ class Session:
         """Every message read is handled: catch up now, or soon if that was just done."""
         if time.monotonic() - self._caught_up >= CATCH_UP_SECONDS:
             self._catch_up()
-        elif not self._catching_up_later and self._task_group is not None:
+        elif not self._catching_up_later and self.agent.task_group is not None:
             self._catching_up_later = True
-            self._task_group.start_soon(self._catch_up_later)
+            self.agent.task_group.start_soon(self._catch_up_later)
 
     async def _catch_up_later(self) -> None:
         try:
@@ -760,17 +841,6 @@ class Session:
             self._catch_up()
         finally:
             self._catching_up_later = False
-
-
-def _auth_required(error: RpcError) -> bool:
-    """Whether an error answer is ACP's "authentication required": -32000, which agents
-    (and this client) also use for other refusals, so its message must say so."""
-    return error.code == AUTH_REQUIRED and "auth" in error.message.lower()
-
-
-def _check_extension(method: str) -> None:
-    if not (isinstance(method, str) and method.startswith("_") and len(method) > 1):
-        raise ValueError(f"an extension method's name starts with '_': {method!r}")
 
 
 @asynccontextmanager
@@ -800,6 +870,9 @@ async def connect(
     max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS,
     content_budget: int = CONTENT_BUDGET,
     mcp_servers: Sequence[McpServer | Mapping[str, Any]] = (),
+    session_id: str | None = None,
+    login: LoginCallback | None = None,
+    unstable: bool = False,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -820,6 +893,13 @@ async def connect(
         some agents need to create a file).
     :param new_session: start a session right away (else call ``load_session`` or
         ``resume_session``).
+    :param session_id: open this earlier session instead of a new one: resumed when the
+        agent offers ``session/resume``, else loaded (``session/load``, its history
+        replayed and marked ``replayed``); :class:`CapabilityError` when it offers neither.
+    :param login: ``async (LoginCommand) -> exit status``: runs a terminal login method
+        (``authenticate`` with one); given, the client offers ``auth.terminal``.
+        :func:`~acp_adapters.client.auth.run_login_here` runs it on this terminal.
+    :param unstable: allow the unstable methods of the schema (``session/fork``).
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
         with ``("raw", text)`` for each line the agent printed that was not JSON, with
         ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
@@ -869,10 +949,17 @@ async def connect(
     agent_env = {**os.environ, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
     the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
-    if not the_policy.workspace:
-        the_policy = the_policy.model_copy(
-            update={"workspace": tuple(str(r) for r in workspace.roots)}
-        )
+    settings = SessionSettings(
+        workspace=workspace,
+        policy=the_policy,
+        ask=ask,
+        elicit=elicit,
+        missing_file_read=missing_file_read,
+        disk_patches=disk_patches,
+        terminals=terminals or partial(Terminals, max_terminals=max_terminals),
+        content_budget=content_budget,
+        mcp_servers=tuple(as_servers(mcp_servers)),
+    )
     if subreaper:
         become_subreaper()
     try:
@@ -893,37 +980,39 @@ async def connect(
         for observer in observers:
             observer(direction, message)
 
-    session = Session(
+    agent = Agent(
         process=process,
+        command=command,
         provider=chosen,
         registry=registry,
         hooks=Hooks(pm),
-        workspace=workspace,
-        policy=the_policy,
-        ask=ask,
-        elicit=elicit,
-        missing_file_read=missing_file_read,
-        max_line_bytes=max_line_bytes,
         fixed_provider=provider is not None,
         agent_env=agent_env,
+        settings=settings,
         observe=observe_all if observers else None,
-        disk_patches=disk_patches,
-        terminals=terminals or partial(Terminals, max_terminals=max_terminals),
+        max_line_bytes=max_line_bytes,
         max_elements=max_elements,
         max_pending_requests=max_pending_requests,
-        content_budget=content_budget,
-        mcp_servers=mcp_servers,
+        login=login,
+        unstable=unstable,
     )
+    # The first session reads the negotiation itself; the others are told of it.
+    session = Session(agent, settings)
+    agent.sessions.append(session)
     try:
         async with anyio.create_task_group() as task_group:
-            task_group.start_soon(session._run, task_group)
+            task_group.start_soon(agent.run, task_group)
             try:
-                await session._initialize(protocol or chosen.protocol_version)
-                if new_session:
+                await agent.initialize(
+                    protocol or chosen.protocol_version, elicit=elicit is not None
+                )
+                if session_id is not None:
+                    await session.open_session(session_id)
+                elif new_session:
                     await session.new_session()
                 yield session
             finally:
-                await session._shutdown(close_grace)
+                await agent.shutdown(close_grace)
                 task_group.cancel_scope.cancel()
                 if recorder is not None:
                     recorder.close()
@@ -936,12 +1025,18 @@ async def connect(
 
 
 __all__ = [
+    "CLIENT_INFO",
+    "Agent",
     "AgentNotFoundError",
     "AuthenticationRequiredError",
+    "CapabilityError",
     "ItemChange",
+    "PromptCancelled",
     "ProtocolVersionError",
     "Session",
     "SessionChange",
+    "SessionPage",
+    "SessionSettings",
     "Turn",
     "TurnStream",
     "connect",

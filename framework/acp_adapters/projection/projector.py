@@ -78,6 +78,9 @@ class Projector:
         #: Agent messages and thoughts grown by chunks since their item was last stored:
         #: message key -> time of the last chunk. See :meth:`flush`.
         self._stale: dict[str, float] = {}
+        #: The agent is replaying the session's history (``session/load``): the items it
+        #: makes are marked ``replayed``.
+        self.replaying = False
 
     # --- what the traffic reader reports ------------------------------------------------
 
@@ -457,6 +460,7 @@ class Projector:
                 "created_at": previous.created_at if previous else self._now,
                 "updated_at": self._now,
                 "tool_call_id": tool_call_id,
+                "replayed": previous.replayed if previous else self.replaying,
             }
         )
         for listener in self.listeners:

@@ -30,7 +30,7 @@ and listed in the timeline's ``problems``; nothing in a capture raises.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
 import pluggy
@@ -58,6 +58,12 @@ from .timeline import Timeline
 #: forgotten (its answer, if it ever comes, projects nothing), so a capture or an agent
 #: that never answers cannot grow the reader's memory.
 MAX_WAITING = 4096
+
+#: The client's requests that open a session, and those of them that make a new one.
+_OPENING = ("session/new", "session/load", "session/resume", "session/fork")
+_CREATING = ("session/new", "session/fork")
+#: Those that may replay the session's history before their answer.
+_REPLAYING = ("session/load", "session/resume")
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
 
@@ -92,17 +98,40 @@ def _seconds(at: Any) -> float:
 
 
 class Traffic:
-    """Follows one session's traffic, both ways, and reports it to its projector."""
+    """Follows one session's traffic, both ways, and reports it to its projector.
 
-    def __init__(self, projector: Projector, registry: ProviderRegistry) -> None:
+    A connection may hold several sessions: the reader follows one. It is the session
+    ``session_id`` names, else the one opened by the request :attr:`opening` names, else
+    the first one the traffic opens; what names another session is left out.
+    """
+
+    def __init__(
+        self,
+        projector: Projector,
+        registry: ProviderRegistry,
+        *,
+        session_id: str | None = None,
+        others: Callable[[], Collection[str]] = tuple,
+    ) -> None:
         self.projector = projector
         self.registry = registry
+        if session_id is not None:
+            projector.state.session_id = session_id
+        #: The ids of the connection's other sessions (a live connection may hold several):
+        #: what names one of them is never this session's, even before it has its own id.
+        self._others = others
+        #: The request that opens this session (its key), when the reader is told which
+        #: (a live session is); else the first session the traffic opens is this one.
+        self.opening: Any = None
         # Requests waiting for an answer, per side: id -> (method, params).
         self.client_requests: dict[Any, tuple[str, Any]] = {}
         self.agent_requests: dict[Any, tuple[str, Any]] = {}
         #: Files the client answered as empty though they did not exist: the answer's ""
         #: is not their content.
         self._missing: set[str] = set()
+        #: The ``session/load`` (or replaying ``session/resume``) whose history is being
+        #: replayed: what comes before its answer is marked as replayed.
+        self._replaying: Any = None
 
     # --- what feeds it ------------------------------------------------------------------------
 
@@ -130,6 +159,8 @@ class Traffic:
     def disk(self, read: DiskLine, at: float) -> None:
         """The client looked at a file on the disk, for a true patch."""
         projector = self.projector
+        if read.session_id is not None and not self._names_ours(read.session_id):
+            return
         if read.phase == "missing":
             self._missing.add(read.path)
             projector.file_read(read.path, None, at)
@@ -159,7 +190,7 @@ class Traffic:
             if isinstance(method, str):
                 if has_id:
                     self._wait(self.client_requests, message, method)
-                self._client_sent(method, message.get("params"), at)
+                self._client_sent(message, method, message.get("params"), at)
             elif has_id:
                 self._client_answered(message, at)
         elif direction == AGENT_TO_CLIENT:
@@ -184,42 +215,62 @@ class Traffic:
         """Whether a request or update is this session's: one that names another session is
         not (nor, for an update, one that names none)."""
         named = params.get("sessionId") if isinstance(params, dict) else None
-        ours = self.projector.state.session_id
-        return named is None or ours is None or named == ours
+        return named is None or self._names_ours(named)
 
-    def _client_sent(self, method: str, params: Any, at: float) -> None:
+    def _names_ours(self, named: Any) -> bool:
+        ours = self.projector.state.session_id
+        if ours is None:
+            return named not in self._others()
+        return bool(named == ours)
+
+    def _opens_ours(self, key: Any, session_id: Any) -> bool:
+        """Whether the answer to an opening request (``session/new``, ``load``, ``resume``,
+        ``fork``) with key ``key``, for ``session_id``, opens (or opens again) this session."""
+        if not isinstance(session_id, str):
+            return False
+        ours = self.projector.state.session_id
+        if ours is not None:
+            return session_id == ours
+        if self.opening is not None:
+            return bool(key == self.opening)
+        return session_id not in self._others()
+
+    def _client_sent(self, message: dict[str, Any], method: str, params: Any, at: float) -> None:
         if method == "session/prompt" and isinstance(params, dict):
-            self.projector.prompt_sent(params.get("prompt"), at)
-        elif method == "session/new" and isinstance(params, dict):
-            cwd = params.get("cwd")
-            if isinstance(cwd, str):
-                self.projector.state.cwd = cwd
+            if self._ours(params):
+                self.projector.prompt_sent(params.get("prompt"), at)
+        elif method in _REPLAYING and isinstance(params, dict) and "id" in message:
+            replays = method == "session/load" or isinstance(params.get("replayFrom"), dict)
+            key = request_key(message["id"])
+            if replays and self._opens_ours(key, params.get("sessionId")):
+                self._replaying = key
+                self.projector.replaying = True
 
     def _agent_answered(self, message: dict[str, Any], at: float) -> None:
-        request = self.client_requests.pop(request_key(message["id"]), None)
+        key = request_key(message["id"])
+        request = self.client_requests.pop(key, None)
         if request is None:
             return
         method, params = request
         result, error = message.get("result"), message.get("error")
         projector = self.projector
+        if key == self._replaying:
+            # The replay of the session's history is over (or failed): what comes is live.
+            self._replaying = None
+            projector.replaying = False
         if method == "session/prompt":
-            projector.prompt_answered(result, error, at)
+            if self._ours(params):
+                projector.prompt_answered(result, error, at)
         elif error is not None:
             return
         elif method == "initialize":
             provider = provider_of(result, self.registry, projector.hooks)
             projector.initialized(negotiated_version(result), provider)
-        elif method == "session/new" and isinstance(result, dict):
-            projector.session_created(result)
-        elif method in ("session/load", "session/resume") and isinstance(params, dict):
-            session_id = params.get("sessionId")
-            if isinstance(session_id, str):
-                projector.state.session_id = session_id
-                if isinstance(params.get("cwd"), str):
-                    projector.state.cwd = params["cwd"]
-                if isinstance(result, dict):
-                    projector.session_created({**result, "sessionId": session_id})
-        elif method == "session/set_mode" and isinstance(params, dict):
+        elif method in _OPENING:
+            self._opened(key, method, params, result)
+        elif not (isinstance(params, dict) and self._ours(params)):
+            return
+        elif method == "session/set_mode":
             if isinstance(params.get("modeId"), str):
                 projector.state.current_mode = params["modeId"]
         elif method == "session/set_config_option" and isinstance(result, dict):
@@ -228,6 +279,21 @@ class Traffic:
                 projector.session_created(
                     {"sessionId": projector.state.session_id, "configOptions": options}
                 )
+
+    def _opened(self, key: Any, method: str, params: Any, result: Any) -> None:
+        """The agent opened a session: this one (its id, folder, modes and configuration),
+        or another of the connection (nothing here)."""
+        if not isinstance(params, dict) or not isinstance(result, dict):
+            return
+        # A new session (and a fork) gets its id in the answer; a loaded one has it already.
+        session_id = result.get("sessionId") if method in _CREATING else params.get("sessionId")
+        if not self._opens_ours(key, session_id):
+            return
+        state = self.projector.state
+        state.session_id = session_id
+        if isinstance(params.get("cwd"), str):
+            state.cwd = params["cwd"]
+        self.projector.session_created({**result, "sessionId": session_id})
 
     def _agent_sent(self, message: dict[str, Any], method: str, at: float) -> None:
         params = message.get("params")
@@ -292,10 +358,13 @@ def project_capture(
     *,
     provider: str | None = None,
     pm: pluggy.PluginManager | None = None,
+    session_id: str | None = None,
 ) -> Timeline:
-    """The timeline of a capture.
+    """The timeline of a capture: of one session of it (a connection may hold several).
 
     :param source: a path to a capture file, or its lines (strings or parsed dicts).
+    :param session_id: the session whose timeline it is; by default the first one the
+        capture opens (:func:`capture_sessions` lists them all).
     :param provider: a provider id to use whatever the agent says it is; by default the
         provider is the one that claims the agent's name in the ``initialize`` answer,
         else the generic one.
@@ -309,10 +378,41 @@ def project_capture(
     projector = Projector(
         Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
     )
-    traffic = Traffic(projector, registry)
+    traffic = Traffic(projector, registry, session_id=session_id)
     problems: list[str] = []
     for entry in _entries(source, problems):
         traffic.entry(entry)
     timeline = projector.timeline()
     timeline.problems = problems
     return timeline
+
+
+def capture_sessions(source: CaptureSource) -> list[str]:
+    """The ids of the sessions a capture opens (``session/new``, ``load``, ``resume``,
+    ``fork`` answered without an error), in the order they were opened."""
+    requests: dict[Any, tuple[str, Any]] = {}
+    found: dict[str, None] = {}
+    for entry in _entries(source, []):
+        message, direction = entry.get("msg"), entry.get("dir")
+        for part in message if isinstance(message, list) else [message]:
+            if not isinstance(part, dict) or "id" not in part:
+                continue
+            method = part.get("method")
+            if direction == CLIENT_TO_AGENT and method in _OPENING:
+                Traffic._wait(requests, part, str(method))
+            elif direction == AGENT_TO_CLIENT and method is None:
+                request = requests.pop(request_key(part["id"]), None)
+                result = part.get("result")
+                if request is None or not isinstance(result, dict):
+                    continue
+                opened, params = request
+                named = (
+                    result.get("sessionId")
+                    if opened in _CREATING
+                    else params.get("sessionId")
+                    if isinstance(params, dict)
+                    else None
+                )
+                if isinstance(named, str):
+                    found.setdefault(named)
+    return list(found)

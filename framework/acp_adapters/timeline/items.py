@@ -4,7 +4,8 @@ A discriminated union on ``kind``. Every item has an ``id`` (stable across
 updates), its ``session_id`` and ``turn``, an ``ordinal`` (the order items
 first appeared in; strictly increasing), a ``status``, ``created_at`` and
 ``updated_at`` (seconds: from the session's start for a capture, wall-clock
-for a live session) and, where a tool call made it, ``tool_call_id``.
+for a live session), where a tool call made it, ``tool_call_id``, and
+``replayed``: whether it is history the agent replayed as the session was loaded.
 
 Hooks build items without the host's bookkeeping: the projection sets
 ``id``, ``session_id``, ``turn``, ``ordinal``, the timestamps and
@@ -39,6 +40,8 @@ class ItemBase(BaseModel):
     created_at: float | None = None
     updated_at: float | None = None
     tool_call_id: str | None = None
+    #: Part of the history the agent replayed as the session was loaded, not of a live turn.
+    replayed: bool = False
 
 
 class UserMessageItem(ItemBase):

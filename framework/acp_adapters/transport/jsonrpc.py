@@ -559,6 +559,11 @@ class Connection:
             await self._write(response)
         return True
 
+    def new_id(self) -> int:
+        """An id for a request of this side that no other request of it has (what a caller
+        that must know its request's id before it is sent passes to :meth:`request`)."""
+        return next(self._ids)
+
     async def request(self, method: str, params: Any = None, *, request_id: Any = None) -> Any:
         """Send a request and wait for its answer.
 

@@ -1,0 +1,697 @@
+"""One agent process and its connection, and the sessions opened on it.
+
+An :class:`Agent` is what :func:`~acp_adapters.connect` starts: the process, the
+JSON-RPC connection, the negotiation (version, capabilities, login methods), and every
+:class:`~.session.Session` opened on it. One agent process may hold many sessions at
+once; each has its own timeline, state, policy and terminals, and what the agent sends
+is routed to the session its ``sessionId`` names. What names no session (an extension
+request, a request-scoped elicitation) goes to the first one, which refuses what is not
+its own.
+
+The connection's traffic is read once per session: every message goes to each
+session's :class:`~acp_adapters.projection.traffic.Traffic`, which keeps what is its
+own, and then to the observers (a recording holds the whole connection; projecting it
+for one session gives that session's timeline).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from anyio.abc import TaskGroup
+
+from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, DiskLine, disk_read, request_key
+from ..errors import (
+    AcpAdaptersError,
+    AuthenticationRequiredError,
+    CapabilityError,
+    ProtocolVersionError,
+)
+from ..plugin.hooks import Hooks
+from ..plugin.providers import Provider, ProviderRegistry
+from ..projection.negotiation import negotiated_version
+from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
+from ..transport.process import EXIT_OUTPUT_SECONDS
+from .auth import AuthMethod, LoginCallback, auth_methods, login_command, missing_variables
+from .capabilities import agent_offers, client_capabilities
+
+if TYPE_CHECKING:
+    from .mcp import McpServer
+    from .session import Session, SessionSettings
+
+CLIENT_INFO = {"name": "acp-adapters", "title": "acp-adapters", "version": "0.1.0"}
+AUTH_REQUIRED = -32000
+#: How long a notification the client sends on its own (``session/cancel``) may wait to
+#: be written: an agent that stopped reading its stdin fills the pipe, and a cancel, or
+#: a close, must not wait for it.
+SEND_SECONDS = 1.0
+#: How long, once the agent's output has ended, its exit status and the rest of its
+#: stderr are waited for before the session reports it gone.
+EXIT_WAIT_SECONDS = 2.0
+#: The most pages :meth:`Agent.all_sessions` reads: an agent whose cursors never end
+#: cannot keep it reading.
+MAX_LIST_PAGES = 1000
+
+
+@dataclass(frozen=True)
+class SessionPage:
+    """One page of the agent's sessions (``session/list``): each a ``SessionInfo``
+    (``sessionId``, ``cwd``, ``title``, ``updatedAt``, ...), and the cursor of the next
+    page, if there is one."""
+
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    next_cursor: str | None = None
+
+
+def auth_required(error: RpcError) -> bool:
+    """Whether an error answer is ACP's "authentication required": -32000, which agents
+    (and this client) also use for other refusals, so its message must say so."""
+    return error.code == AUTH_REQUIRED and "auth" in error.message.lower()
+
+
+def _check_extension(method: str) -> None:
+    if not (isinstance(method, str) and method.startswith("_") and len(method) > 1):
+        raise ValueError(f"an extension method's name starts with '_': {method!r}")
+
+
+def _page(result: Any) -> SessionPage:
+    """A ``session/list`` answer, read as the schema's rules read it: a session that is
+    not an object with a string ``sessionId`` and ``cwd`` is skipped, a cursor that is
+    not a string is no cursor."""
+    if not isinstance(result, dict):
+        return SessionPage()
+    sessions = result.get("sessions")
+    cursor = result.get("nextCursor")
+    return SessionPage(
+        sessions=[
+            entry
+            for entry in (sessions if isinstance(sessions, list) else [])
+            if isinstance(entry, dict)
+            and isinstance(entry.get("sessionId"), str)
+            and isinstance(entry.get("cwd"), str)
+        ],
+        next_cursor=cursor if isinstance(cursor, str) else None,
+    )
+
+
+class Agent:
+    """A running agent: its process, its connection, and the sessions opened on it."""
+
+    def __init__(
+        self,
+        *,
+        process: AgentProcess,
+        command: Sequence[str],
+        provider: Provider,
+        registry: ProviderRegistry,
+        hooks: Hooks,
+        fixed_provider: bool,
+        agent_env: Mapping[str, str],
+        settings: SessionSettings,
+        observe: Callable[[str, Any], None] | None,
+        max_line_bytes: int,
+        max_elements: int,
+        max_pending_requests: int,
+        login: LoginCallback | None = None,
+        unstable: bool = False,
+    ) -> None:
+        #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
+        self.problems: list[Problem] = []
+        self.process = process
+        self.command = tuple(command)
+        self.provider = provider
+        self.registry = registry
+        self.hooks = hooks
+        self.fixed_provider = fixed_provider
+        self.settings = settings
+        #: Every session opened on this connection, in the order they were made.
+        self.sessions: list[Session] = []
+        self.connection = Connection(
+            process.stdout,
+            process.stdin,
+            on_request=self._on_request,
+            on_notification=self._on_notification,
+            on_problem=self.problems.append,
+            on_message=self.saw,
+            on_drained=self._drained,
+            max_line_bytes=max_line_bytes,
+            max_elements=max_elements,
+            max_pending_requests=max_pending_requests,
+        )
+        self.version = 1
+        self.agent_info: dict[str, Any] = {}
+        self.agent_capabilities: dict[str, Any] = {}
+        #: The agent's ``authMethods`` as it sent them; :attr:`login_methods` reads them.
+        self.auth_methods: list[dict[str, Any]] = []
+        self.login_methods: list[AuthMethod] = []
+        self.unstable = unstable
+        self._login = login
+        self.agent_env = agent_env
+        self._observe = observe
+        self._closed = anyio.Event()
+        #: How the agent went away (its exit status, its stderr), once it has.
+        self.gone: ConnectionClosed | None = None
+        self._shut: anyio.Event | None = None  # set once the agent is shut down
+        self._finished = anyio.Event()  # both pipes read to their end
+        self.task_group: TaskGroup | None = None
+        self._shutting_down = False
+
+    # --- what the application reads -----------------------------------------------------
+
+    @property
+    def stderr(self) -> str:
+        """The end of what the agent wrote to stderr."""
+        return self.process.stderr.text()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the agent is gone (or shut down)."""
+        return self._closed.is_set()
+
+    def session(self, session_id: str) -> Session | None:
+        """The open session of this connection with that id, if there is one."""
+        for session in self.sessions:
+            if session.session_id == session_id and not session.closed:
+                return session
+        return None
+
+    def offers(self, method: str) -> bool:
+        """Whether the agent said it takes ``method`` (see
+        :func:`~acp_adapters.client.capabilities.agent_offers`); ``session/fork`` only
+        with ``connect(unstable=True)``."""
+        if method in ("logout", "auth/logout"):
+            if self.version == 2:
+                return bool(self.login_methods)
+            return agent_offers("logout", 1, self.agent_capabilities)
+        if method == "session/fork" and not self.unstable:
+            return False
+        return agent_offers(method, self.version, self.agent_capabilities)
+
+    def require(self, method: str) -> None:
+        """:class:`CapabilityError` unless the agent takes ``method``."""
+        if method == "session/fork" and not self.unstable:
+            raise CapabilityError(
+                "session/fork is unstable: pass connect(unstable=True) to use it", method
+            )
+        if not self.offers(method):
+            raise CapabilityError(
+                f"the agent does not offer {method} (its initialize answer does not list it)",
+                method,
+            )
+
+    # --- the traffic ---------------------------------------------------------------------------
+
+    def saw(self, direction: str, payload: Any) -> None:
+        """One event of the connection's traffic: ``("out" | "in", message)`` as the
+        connection writes or takes in a message, ``("raw", text)``, ``("disk", read)`` and
+        ``("exit", {"code", "stderr"})``. Each session's traffic reader projects what is
+        its own, then the observers (a recording) see it."""
+        at = time.time()
+        readers = [session.traffic for session in self.sessions]
+        if direction in ("out", "in"):
+            side = CLIENT_TO_AGENT if direction == "out" else AGENT_TO_CLIENT
+            for reader in readers:
+                reader.message(side, payload, at)
+        elif direction == "disk":
+            read = disk_read(payload)
+            if isinstance(read, DiskLine):
+                for reader in readers:
+                    reader.disk(read, at)
+        elif direction == "exit":
+            code, stderr = payload.get("code"), str(payload.get("stderr", ""))
+            for reader in readers:
+                reader.exited(code, stderr, at)
+        if self._observe is not None:
+            self._observe(direction, payload)
+
+    def _route(self, params: Any) -> Session:
+        """The session a request or notification is for: the one its ``sessionId`` names,
+        else the first (which refuses what is not its own)."""
+        named = params.get("sessionId") if isinstance(params, dict) else None
+        if isinstance(named, str):
+            for session in self.sessions:
+                if session.session_id == named and not session.closed:
+                    return session
+        return self.sessions[0]
+
+    async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
+        return await self._route(params).answers.on_request(method, params, request_id)
+
+    async def _on_notification(self, method: str, params: Any) -> None:
+        await self._route(params).answers.on_notification(method, params)
+
+    def _drained(self) -> None:
+        for session in self.sessions:
+            session._drained()
+
+    # --- running --------------------------------------------------------------------------
+
+    async def run(self, task_group: TaskGroup) -> None:
+        self.task_group = task_group
+        for session in self.sessions:
+            session.answers.start(task_group)
+        try:
+            await self._serve()
+        finally:
+            # Also when cancelled (a timeout around the session): nothing reads the pipes
+            # any more, so a close has nothing to wait for.
+            self._finished.set()
+
+    async def _serve(self) -> None:
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(self.process.collect_stderr)
+            # Its exit, not only the end of its output: a process it left running may
+            # hold the output open long after (the watcher then closes this side).
+            inner.start_soon(self.process.watch_exit)
+            await self.connection.serve(inner)
+            # Its exit status and the rest of its stderr say why it went: wait for them.
+            with anyio.move_on_after(EXIT_WAIT_SECONDS):
+                await self.process.process.wait()
+                await self.process.stderr_ended.wait()
+            status, stderr = self.process.exit_status, self.stderr
+            if not self._shutting_down:
+                # Nobody asked it to go: the timeline (and a recording) says it exited.
+                self.saw("exit", {"code": status, "stderr": stderr})
+            reason = "the agent exited" if status is not None else "the agent closed its output"
+            self.gone = ConnectionClosed(reason, status, stderr)
+            self.connection.fail_pending(self.gone)
+            self._closed.set()
+            for session in self.sessions:
+                session._idle.set()
+
+    async def shutdown(self, grace: float) -> None:
+        """End every session's terminals and the agent (once: a second call waits for the
+        first)."""
+        with anyio.CancelScope(shield=True):
+            if self._shut is not None:
+                await self._shut.wait()
+                return
+            self._shut = anyio.Event()
+            self._shutting_down = True
+            try:
+                for session in self.sessions:
+                    await session.answers.close()
+                await self.process.close(grace=grace)
+                # Until both of the agent's pipes are read to their end (or closed), their
+                # transports stay open; an event loop closed before that leaves them to be
+                # collected unclosed.
+                with anyio.move_on_after(EXIT_WAIT_SECONDS):
+                    await self._finished.wait()
+            finally:
+                self._shut.set()
+
+    async def kill(self) -> None:
+        """End the agent now: every session's terminals, and the agent killed at once
+        (SIGKILL, its whole process group and, on Linux, what it detached)."""
+        await self.shutdown(0)
+
+    # --- sending --------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: Any,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        request_id: Any = None,
+    ) -> Any:
+        """Send a request; its result. ``meta`` is sent as the params' ``_meta``.
+
+        :raises RpcError: the agent answered with an error.
+        :raises ConnectionClosed: the agent went away (with its exit status and stderr).
+        """
+        if meta is not None:
+            params = {**(params or {}), "_meta": dict(meta)}
+        try:
+            return await self.connection.request(method, params, request_id=request_id)
+        except ConnectionClosed as error:
+            gone = await self._why_gone(error)
+            if gone is error:
+                raise
+            raise gone from None
+
+    async def guarded(
+        self,
+        method: str,
+        params: Any,
+        meta: Mapping[str, Any] | None = None,
+        *,
+        request_id: Any = None,
+    ) -> Any:
+        """A request whose "authentication required" answer becomes a clear error."""
+        try:
+            return await self.request(method, params, meta, request_id=request_id)
+        except RpcError as error:
+            if auth_required(error):
+                raise AuthenticationRequiredError(error.message, self.auth_methods) from error
+            raise
+
+    async def _why_gone(self, error: ConnectionClosed) -> ConnectionClosed:
+        """How the agent went, with its exit status and stderr: a write that found its stdin
+        closed fails before the session has seen it exit, so wait (bounded) for that."""
+        if self.gone is None:
+            with anyio.move_on_after(EXIT_WAIT_SECONDS + EXIT_OUTPUT_SECONDS):
+                await self._closed.wait()
+        return self.gone or error
+
+    async def notify(self, method: str, params: Any, meta: Mapping[str, Any] | None = None) -> bool:
+        """Send a notification, waiting :data:`SEND_SECONDS` at most; whether it was sent.
+
+        An agent that stopped reading its stdin (a full pipe) would keep the write
+        waiting forever: past the bound the notification is given up on (asyncio may
+        still write it once the agent reads) and a ``not_sent`` problem is recorded.
+        """
+        if meta is not None:
+            params = {**(params or {}), "_meta": dict(meta)}
+        with anyio.move_on_after(SEND_SECONDS) as scope:
+            try:
+                await self.connection.notify(method, params)
+            except ConnectionClosed as error:
+                raise await self._why_gone(error) from None
+        if scope.cancelled_caught:
+            self.problems.append(
+                Problem("not_sent", f"{method}: the agent is not reading its input")
+            )
+            return False
+        return True
+
+    # --- negotiation ------------------------------------------------------------------------
+
+    async def initialize(self, preferred: int, *, elicit: bool) -> None:
+        login = self._login is not None
+        v1_params = {
+            "protocolVersion": 1,
+            "clientCapabilities": client_capabilities(1, elicit=elicit, login=login),
+            "clientInfo": CLIENT_INFO,
+        }
+        if preferred == 2:
+            # Both shapes in one request: a v2 agent reads info/capabilities, a v1 agent
+            # that answers 1 still learns the client's fs and terminal capabilities.
+            both = {
+                **v1_params,
+                "protocolVersion": 2,
+                "info": CLIENT_INFO,
+                "capabilities": client_capabilities(2, elicit=elicit, login=login),
+            }
+            try:
+                result = await self.request("initialize", both)
+            except RpcError as error:
+                if error.code not in (-32602, -32600):
+                    raise
+                result = await self.request("initialize", v1_params)
+        else:
+            result = await self.request("initialize", v1_params)
+        if not isinstance(result, dict) or result.get("protocolVersion") not in (1, 2):
+            answered = result.get("protocolVersion") if isinstance(result, dict) else result
+            raise ProtocolVersionError(
+                f"the agent answered protocol version {answered!r}; this client speaks 1 and 2"
+            )
+        version = negotiated_version(result)
+        if version > preferred:
+            raise ProtocolVersionError(
+                f"asked for version {preferred}, the agent answered {version}"
+            )
+        self.version = version
+        info = result.get("agentInfo", result.get("info"))
+        self.agent_info = info if isinstance(info, dict) else {}
+        caps = result.get("agentCapabilities", result.get("capabilities"))
+        self.agent_capabilities = caps if isinstance(caps, dict) else {}
+        methods = result.get("authMethods")
+        self.auth_methods = (
+            [m for m in methods if isinstance(m, dict)] if isinstance(methods, list) else []
+        )
+        self.login_methods = auth_methods(methods, version)
+        if self.sessions:
+            # The traffic reader took the answer in: the connection's provider.
+            self.provider = self.sessions[0].projector.provider
+
+    # --- logging in -------------------------------------------------------------------------
+
+    async def authenticate(self, method_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
+        """Log in with one of the agent's :attr:`login_methods`.
+
+        An ``agent`` method is asked of the agent (v1 ``authenticate``, v2 ``auth/login``).
+        A ``terminal`` method runs the agent's program with its arguments through the
+        ``login`` callback of :func:`~acp_adapters.connect`; a non-zero exit status fails.
+        An older ``env_var`` method reads its variables from the agent's environment:
+        pass them in ``connect(env=...)``; a missing one fails here, before asking.
+
+        :raises AcpAdaptersError: no such method, a variable missing, no ``login`` callback
+            for a terminal method, or the terminal login failed.
+        :raises RpcError: the agent refused.
+        """
+        method = next((m for m in self.login_methods if m.id == method_id), None)
+        if method is None:
+            offered = ", ".join(m.id for m in self.login_methods) or "none"
+            raise AcpAdaptersError(
+                f"the agent has no login method {method_id!r} (it offers: {offered})"
+            )
+        if method.runs_in_terminal:
+            await self._terminal_login(method)
+            return
+        missing = missing_variables(method, self.agent_env)
+        if missing:
+            raise AcpAdaptersError(
+                f"auth method {method_id!r} reads {', '.join(missing)}: pass it in connect(env=...)"
+            )
+        await self.request(
+            "auth/login" if self.version == 2 else "authenticate", {"methodId": method_id}, meta
+        )
+
+    async def _terminal_login(self, method: AuthMethod) -> None:
+        if self._login is None:
+            raise AcpAdaptersError(
+                f"login method {method.id!r} runs in a terminal: pass connect(login=...) "
+                "(acp_adapters.client.auth.run_login_here runs it on this terminal)"
+            )
+        command = login_command(
+            method, self.command, self.agent_env, str(self.settings.workspace.cwd)
+        )
+        status = await self._login(command)
+        if status != 0:
+            raise AcpAdaptersError(
+                f"the terminal login {method.id!r} failed (exit status {status})"
+            )
+
+    async def logout(self, *, meta: Mapping[str, Any] | None = None) -> None:
+        """Log out (v1 ``logout``, v2 ``auth/logout``).
+
+        :raises CapabilityError: the agent does not offer it.
+        """
+        self.require("logout")
+        await self.request("auth/logout" if self.version == 2 else "logout", {}, meta)
+
+    # --- sessions ---------------------------------------------------------------------------
+
+    def _check_free(self, session_id: str) -> None:
+        if self.session(session_id) is not None:
+            raise AcpAdaptersError(
+                f"session {session_id!r} is open on this connection already: "
+                "agent.session(id) gives it"
+            )
+
+    async def _opened(
+        self, open_it: Callable[[Session], Any], settings: SessionSettings | None
+    ) -> Session:
+        """A new session of this connection, opened by ``open_it``; dropped if that fails."""
+        from .session import Session
+
+        session = Session(self, settings or self.settings, primed=True)
+        self.sessions.append(session)
+        if self.task_group is not None:
+            session.answers.start(self.task_group)
+        try:
+            await open_it(session)
+        except BaseException:
+            self.sessions.remove(session)
+            with anyio.CancelScope(shield=True):
+                await session.answers.close()
+            raise
+        return session
+
+    def _settings(
+        self,
+        cwd: str | None,
+        additional_directories: Sequence[str] | None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None,
+    ) -> SessionSettings | None:
+        if cwd is None and additional_directories is None and mcp_servers is None:
+            return None
+        return self.settings.with_folders(cwd, additional_directories, mcp_servers)
+
+    async def new_session(
+        self,
+        *,
+        cwd: str | None = None,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Open another session on this agent (``session/new``): a :class:`Session` with its
+        own timeline, in ``cwd`` (default: ``connect``'s folders and MCP servers)."""
+        settings = self._settings(cwd, additional_directories, mcp_servers)
+
+        async def open_it(session: Session) -> None:
+            await session.new_session(meta=meta)
+
+        return await self._opened(open_it, settings)
+
+    async def load_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None = None,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Open an earlier session with its history replayed (``session/load``; v2: a
+        resume that replays from the start). See :meth:`Session.load_session`."""
+        self._check_free(session_id)
+        settings = self._settings(cwd, additional_directories, mcp_servers)
+
+        async def open_it(session: Session) -> None:
+            await session.load_session(session_id, meta=meta)
+
+        return await self._opened(open_it, settings)
+
+    async def resume_session(
+        self,
+        session_id: str,
+        *,
+        replay: bool = False,
+        cwd: str | None = None,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Open an earlier session without its history (``session/resume``)."""
+        self._check_free(session_id)
+        settings = self._settings(cwd, additional_directories, mcp_servers)
+
+        async def open_it(session: Session) -> None:
+            await session.resume_session(session_id, replay=replay, meta=meta)
+
+        return await self._opened(open_it, settings)
+
+    async def open_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None = None,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """Open an earlier session: resumed when the agent can, else loaded (its history
+        replayed). :class:`CapabilityError` when it can do neither."""
+        self._check_free(session_id)
+        settings = self._settings(cwd, additional_directories, mcp_servers)
+
+        async def open_it(session: Session) -> None:
+            await session.open_session(session_id, meta=meta)
+
+        return await self._opened(open_it, settings)
+
+    async def fork_session(
+        self,
+        session_id: str,
+        *,
+        cwd: str | None = None,
+        additional_directories: Sequence[str] | None = None,
+        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Session:
+        """A new session made from an earlier one's context (``session/fork``, unstable:
+        ``connect(unstable=True)``); the earlier one goes on unchanged."""
+        self.require("session/fork")
+        settings = self._settings(cwd, additional_directories, mcp_servers)
+
+        async def open_it(session: Session) -> None:
+            await session._open("session/fork", session._session_params(sessionId=session_id), meta)
+
+        return await self._opened(open_it, settings)
+
+    async def list_sessions(
+        self,
+        *,
+        cwd: str | None = None,
+        cursor: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> SessionPage:
+        """One page of the agent's sessions (``session/list``), those of ``cwd`` (default:
+        the connection's folder); ``cursor`` is the previous page's ``next_cursor``.
+
+        :raises CapabilityError: the agent does not offer it.
+        """
+        self.require("session/list")
+        params: dict[str, Any] = {"cwd": cwd or str(self.settings.workspace.cwd)}
+        if cursor is not None:
+            params["cursor"] = cursor
+        return _page(await self.request("session/list", params, meta))
+
+    async def all_sessions(
+        self, *, cwd: str | None = None, meta: Mapping[str, Any] | None = None
+    ) -> AsyncIterator[dict[str, Any]]:
+        """Every session of :meth:`list_sessions`, page after page (``async for``). A cursor
+        the agent gives twice ends the listing, as does :data:`MAX_LIST_PAGES`."""
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(MAX_LIST_PAGES):
+            page = await self.list_sessions(cwd=cwd, cursor=cursor, meta=meta)
+            for entry in page.sessions:
+                yield entry
+            cursor = page.next_cursor
+            if cursor is None or cursor in seen:
+                return
+            seen.add(cursor)
+
+    async def delete_session(
+        self, session_id: str, *, meta: Mapping[str, Any] | None = None
+    ) -> None:
+        """Delete one of the agent's sessions (``session/delete``); an open one of this
+        connection is closed here first.
+
+        :raises CapabilityError: the agent does not offer it.
+        """
+        self.require("session/delete")
+        open_one = self.session(session_id)
+        if open_one is not None:
+            await open_one.close(meta=meta)
+        await self.request("session/delete", {"sessionId": session_id}, meta)
+
+    # --- extensions ---------------------------------------------------------------------------
+
+    async def call_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Call one of the agent's extension methods (its name starts with ``_``); its result.
+
+        :raises RpcError: the agent answered with an error (-32601: it has no such method).
+        :raises ValueError: ``method`` is not an extension method's name.
+        """
+        _check_extension(method)
+        return await self.request(method, dict(params or {}), meta)
+
+    async def notify_extension(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        meta: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Send an extension notification (its name starts with ``_``); whether it was sent
+        (never waiting on an agent that stopped reading)."""
+        _check_extension(method)
+        return await self.notify(method, dict(params or {}), meta)
+
+
+__all__ = ["Agent", "SessionPage", "auth_required", "request_key"]
