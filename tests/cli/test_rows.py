@@ -21,7 +21,7 @@ from acp_adapters import (
     ToolItem,
     UserMessageItem,
 )
-from acp_adapters.cli.rows import FIELDS, dumps, item_row, item_rows, portable
+from acp_adapters.cli.rows import FIELDS, dumps, dumps_line, item_row, item_rows, portable
 from acp_adapters.timeline import ITEM_TYPES, PlanStep
 
 PATCH = "--- /ws/a.py\n+++ /ws/a.py\n@@ -1,1 +1,1 @@\n-a = 1\n+a = 2\n"
@@ -143,3 +143,11 @@ def test_portable_writes_the_folder_as_its_mark() -> None:
 )
 def test_portable_replaces_only_the_folder_itself(text: str, written: str) -> None:
     assert portable(text, "/tmp/review/ws") == written
+
+
+def test_a_json_line_is_one_line_and_reads_back_the_same() -> None:
+    value = {"text": "a\nb\u2028c\u2029d\u0085e\x9b[2J\u202eevil\ud800", "n": 1}
+    line = dumps_line(value)
+    assert len(line.splitlines()) == 1
+    assert not any(char in line for char in "\n\u2028\u2029\u0085\x9b\u202e\ud800")
+    assert json.loads(line) == value

@@ -387,3 +387,70 @@ def test_jsonl_ends_with_the_summary_when_the_agent_crashes(cli: Invoke) -> None
     assert lines[-1]["type"] == "summary"
     assert lines[-1]["exit_code"] == 1
     assert lines[-1]["error"].startswith("the agent exited (exit status 3)")
+
+
+def test_a_v2_agents_mode_and_model_are_its_options(cli: Invoke, tmp_path: Path) -> None:
+    """ACP 2 has no session/set_mode: the mode is the option of category mode."""
+    options = [
+        {
+            "configId": "mode",
+            "name": "Mode",
+            "type": "select",
+            "category": "mode",
+            "currentValue": "ask",
+            "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+        },
+        {
+            "configId": "llm",
+            "name": "Model",
+            "type": "select",
+            "category": "model",
+            "currentValue": "small",
+            "options": [{"value": "small", "name": "Small"}, {"value": "large", "name": "Large"}],
+        },
+    ]
+    agent = tmp_path / "agent.py"
+    agent.write_text(
+        "import json, sys\n"
+        f"OPTIONS = {options!r}\n"
+        "ANSWERS = {\n"
+        "    'initialize': {'protocolVersion': 2, 'capabilities': {}},\n"
+        "    'session/new': {'sessionId': 's', 'configOptions': OPTIONS},\n"
+        "    'session/set_config_option': {'configOptions': OPTIONS},\n"
+        "}\n"
+        "for line in sys.stdin:\n"
+        "    message = json.loads(line)\n"
+        "    if 'id' in message and 'method' in message:\n"
+        "        answer = {'jsonrpc': '2.0', 'id': message['id'],\n"
+        "                  'result': ANSWERS[message['method']]}\n"
+        "        print(json.dumps(answer), flush=True)\n",
+        encoding="utf-8",
+    )
+    record = tmp_path / "run.jsonl"
+    # The last --set is not offered: the run stops there, before any prompt.
+    result = _run(
+        cli,
+        "--record",
+        str(record),
+        "--mode",
+        "code",
+        "--model",
+        "large",
+        "--set",
+        "mode=plan",
+        "hi",
+        agent=shlex.join([sys.executable, str(agent)]),
+    )
+    assert result.exit_code == EXIT_SESSION_OPTION, result.stderr
+    assert "--set mode=plan: 'mode' has no such choice" in one_error_line(result)
+    sent = [
+        json.loads(line)["msg"]
+        for line in record.read_text(encoding="utf-8").splitlines()
+        if json.loads(line).get("dir") == "client->agent"
+    ]
+    settings = [m["params"] for m in sent if m.get("method") == "session/set_config_option"]
+    assert [(p["configId"], p["value"], p["type"]) for p in settings] == [
+        ("llm", "large", "id"),
+        ("mode", "code", "id"),
+    ]
+    assert not any(m.get("method") in ("session/set_mode", "session/prompt") for m in sent)
