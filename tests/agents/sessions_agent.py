@@ -16,7 +16,8 @@ Every request it takes is appended, as one JSON line ``{"method", "params"}``, t
 * ``session/list`` pages the sessions ``--page`` at a time (default 2), the cursor being
   the index of the next one.
 * A prompt is answered ``<session id>: <words>``; ``slow`` sends ``working`` and waits for
-  ``session/cancel`` of its session (its stop reason ``cancelled``).
+  ``session/cancel`` of its session (its stop reason ``cancelled``); ``poke <id>`` asks the
+  client to read ``existing.txt`` for session ``<id>`` and says ``read`` or ``refused: ...``.
 * With ``--require-login``, ``session/new`` is refused (-32000 "Authentication required")
   until a login: ``authenticate`` / ``auth/login`` with an ``agent`` or ``env_var``
   method, or the terminal login, which writes ``.logged-in`` in the folder it runs in.
@@ -77,6 +78,15 @@ class Agent:
         self.logged_in = False
         self.cancels: dict[str, asyncio.Event] = {}
         self.write_lock = asyncio.Lock()
+        self.asked: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.cwds: dict[str, str] = {}
+
+    async def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """A request to the client; its answer (result or error)."""
+        request_id = len(self.asked) + 1
+        answer = self.asked[request_id] = asyncio.get_running_loop().create_future()
+        await self.send({"id": request_id, "method": method, "params": params})
+        return await answer
 
     async def send(self, message: dict[str, Any]) -> None:
         async with self.write_lock:
@@ -173,6 +183,7 @@ class Agent:
             session_id = f"s-{self.made}"
             self.stored[session_id] = []
             self.open.add(session_id)
+            self.cwds[session_id] = params.get("cwd", "")
             return {"sessionId": session_id, **self.session_answer()}
         if method in ("session/load", "session/resume"):
             session_id = params.get("sessionId")
@@ -223,6 +234,17 @@ class Agent:
         self.stored.setdefault(session_id, []).append(
             {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": words}}
         )
+        if words.startswith("poke "):
+            # Read a file for another session (maybe closed by the client): what answered?
+            other = words.split(" ", 1)[1]
+            path = os.path.join(self.cwds.get(session_id, ""), "existing.txt")
+            answer = await self.ask("fs/read_text_file", {"sessionId": other, "path": path})
+            said = "read" if "result" in answer else f"refused: {answer['error']['message']}"
+            await self.update(
+                session_id,
+                {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}},
+            )
+            return {"stopReason": "end_turn"}
         if words == "slow":
             await self.update(
                 session_id,
@@ -251,6 +273,11 @@ class Agent:
 
     async def serve(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params") or {}
+        if method is None:
+            waiting = self.asked.get(message.get("id"))  # type: ignore[arg-type]
+            if waiting is not None and not waiting.done():
+                waiting.set_result(message)
+            return
         if LOG:
             with open(LOG, "a", encoding="utf-8") as log:
                 log.write(json.dumps({"method": method, "params": params}) + "\n")

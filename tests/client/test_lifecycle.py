@@ -257,6 +257,17 @@ async def test_close_tells_the_agent_when_it_offers_it(workspace: Path, log: Pat
     assert close["params"] == {"sessionId": "s-2"}
 
 
+async def test_nothing_is_served_for_a_closed_session(workspace: Path, log: Path) -> None:
+    async with connect(log, workspace, "--offer", "close", policy="read-only") as session:
+        other = await session.agent.new_session()
+        await session.prompt("poke s-2")
+        assert texts(session)[-1] == "read"
+        await other.close()
+        await session.prompt("poke s-2")
+        assert texts(session)[-1] == "refused: the session is closed"
+        assert "closed_session" in [p.kind for p in session.problems]
+
+
 async def test_close_without_the_capability_only_closes_here(workspace: Path, log: Path) -> None:
     async with connect(log, workspace) as session:
         assert await session.close() is False

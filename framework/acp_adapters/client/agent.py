@@ -35,6 +35,7 @@ from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.negotiation import negotiated_version
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
+from ..transport.jsonrpc import INVALID_PARAMS
 from ..transport.process import EXIT_OUTPUT_SECONDS
 from .auth import AuthMethod, LoginCallback, auth_methods, login_command, missing_variables
 from .capabilities import agent_offers, client_capabilities
@@ -228,21 +229,33 @@ class Agent:
         if self._observe is not None:
             self._observe(direction, payload)
 
-    def _route(self, params: Any) -> Session:
+    def _route(self, params: Any) -> Session | None:
         """The session a request or notification is for: the one its ``sessionId`` names,
-        else the first (which refuses what is not its own)."""
+        else the first (which refuses what is not its own); None for a closed one."""
         named = params.get("sessionId") if isinstance(params, dict) else None
         if isinstance(named, str):
             for session in self.sessions:
-                if session.session_id == named and not session.closed:
-                    return session
+                if session.session_id == named:
+                    if not session.closed:
+                        return session
+                    if self.session(named) is None:
+                        return None
         return self.sessions[0]
 
     async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
-        return await self._route(params).answers.on_request(method, params, request_id)
+        session = self._route(params)
+        if session is None:
+            # Closed here: nothing is read, written or run for it any more.
+            self.problems.append(Problem("closed_session", f"{method} for a closed session"))
+            raise RpcError(INVALID_PARAMS, "the session is closed")
+        return await session.answers.on_request(method, params, request_id)
 
     async def _on_notification(self, method: str, params: Any) -> None:
-        await self._route(params).answers.on_notification(method, params)
+        session = self._route(params)
+        if session is None:
+            self.problems.append(Problem("closed_session", f"{method} for a closed session"))
+            return
+        await session.answers.on_notification(method, params)
 
     def _drained(self) -> None:
         for session in self.sessions:

@@ -18,6 +18,7 @@ name are in the agent's environment before asking.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,12 +132,17 @@ def auth_methods(raw: Any, version: int) -> list[AuthMethod]:
 def login_command(
     method: AuthMethod, agent_command: Sequence[str], agent_env: Mapping[str, str], cwd: str
 ) -> LoginCommand:
-    """What a terminal method runs: the agent's program with the method's arguments."""
+    """What a terminal method runs: the agent's program with the method's arguments.
+
+    The program is found on the agent's own ``PATH``, before the method's environment is
+    added: what the agent sends may change how its program runs, not which program runs.
+    """
     if not agent_command:
         raise ValueError("the agent's command is empty")
+    program = shutil.which(agent_command[0], path=agent_env.get("PATH")) or agent_command[0]
     return LoginCommand(
         method=method,
-        argv=(agent_command[0], *agent_command[1:], *method.args),
+        argv=(program, *agent_command[1:], *method.args),
         env={**agent_env, **method.env},
         cwd=cwd,
     )
