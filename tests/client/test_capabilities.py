@@ -31,14 +31,17 @@ def _schema(version: int) -> jsonschema.protocols.Validator:
 
 @pytest.mark.parametrize("version", [1, 2])
 @pytest.mark.parametrize("elicit", [True, False])
+@pytest.mark.parametrize("login", [True, False])
 def test_what_is_offered_is_valid_and_each_offer_has_its_handler(
-    version: int, elicit: bool
+    version: int, elicit: bool, login: bool
 ) -> None:
-    offered = client_capabilities(version, elicit=elicit)
+    offered = client_capabilities(version, elicit=elicit, login=login)
     _schema(version).validate(offered)
     names = offered_names(offered)
     assert ("elicitation.form" in names) is elicit
     assert ("elicitation.url" in names) is elicit
+    # A terminal login is run by the application's callback (test_auth.py runs one).
+    assert (names.count("auth.terminal") == 1) is login
     handled = agent_methods(version)  # what the client answers for this version
     for name in names:
         assert name in HONOURED_BY, name
@@ -49,7 +52,9 @@ def test_what_is_offered_is_valid_and_each_offer_has_its_handler(
         assert "session.configOptions.boolean" in names
     else:
         assert not {"fs.readTextFile", "terminal"} & set(names)  # v2 has neither
-    assert not any(name.startswith("auth") for name in names)  # no terminal login yet
+    assert [name for name in names if name.startswith("auth")] == (
+        ["auth.terminal"] if login else []
+    )
 
 
 @pytest.mark.anyio
