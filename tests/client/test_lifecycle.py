@@ -314,3 +314,24 @@ async def test_a_recording_of_several_sessions_projects_each(
         assert [getattr(i, "text", "") for i in timeline.of_kind("assistant_message")] == words
     default = acp_adapters.project_capture(record)
     assert [getattr(i, "text", "") for i in default.of_kind("assistant_message")] == live["s-1"]
+
+
+# --- what the session reports, turn or not ------------------------------------------------------
+
+
+async def test_changes_hears_a_mode_switch_outside_a_turn_and_ends_with_the_session(
+    workspace: Path, log: Path
+) -> None:
+    async with connect(log, workspace, "--offer", "close") as session:
+        changes = session.changes()
+        await session.set_mode("code")
+        first = await changes.__anext__()
+        assert isinstance(first, acp_adapters.SessionChange)
+        assert (first.kind, first.session["current_mode"]) == ("mode", "code")
+        await session.prompt("hello")
+        await session.close()
+        rest = [change async for change in changes]
+    session_kinds = {c.kind for c in rest if isinstance(c, acp_adapters.SessionChange)}
+    assert session_kinds == {"turn"}  # the turn started and ended
+    items = [c.item for c in rest if isinstance(c, acp_adapters.ItemChange)]
+    assert "s-1: hello" in [getattr(item, "text", None) for item in items]

@@ -466,3 +466,19 @@ def test_a_disk_read_around_an_edit_reads_regular_files_only(tmp_path: Path) -> 
     assert _read_disk(str(tmp_path) + "/\0") is None
     (tmp_path / "f.txt").write_text("alpha\r\nbeta\n")
     assert _read_disk(str(tmp_path / "f.txt")) == "alpha\r\nbeta\n"  # line ends as they are
+
+
+async def test_a_cancel_from_inside_the_ask_callback_reaches_the_agent(
+    connect: Any, workspace: Path
+) -> None:
+    sessions: list[Any] = []
+
+    async def ask(query: PermissionQuery) -> str | None:
+        await sessions[0].cancel()  # the question's own scope is cancelled by it
+        return None
+
+    async with connect(command=fake_agent("cancel"), cwd=workspace, ask=ask) as session:
+        sessions.append(session)
+        with anyio.fail_after(10):
+            turn = await session.prompt("go")
+    assert turn.stop_reason == "cancelled"

@@ -295,6 +295,7 @@ class Agent:
             self._closed.set()
             for session in self.sessions:
                 session._idle.set()
+                session._end_watchers()
 
     async def shutdown(self, grace: float) -> None:
         """End every session's terminals and the agent (once: a second call waits for the

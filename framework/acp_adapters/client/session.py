@@ -132,6 +132,7 @@ class TurnStream(Generic[Change]):
         self._ended = False
         self._failure: Exception | None = None
         self._listening = True
+        self._on_close: Callable[[], None] | None = None
 
     def _put(self, item: TimelineItem) -> None:
         if self._listening:
@@ -165,6 +166,8 @@ class TurnStream(Generic[Change]):
         """Stop the updates (the turn goes on)."""
         self._listening = False
         self._changes.clear()
+        if self._on_close is not None:
+            self._on_close()
 
 
 @dataclass(frozen=True)
@@ -266,6 +269,8 @@ class Session:
         # The prompt queue: whether a turn runs, and the prompts waiting for it to end.
         self._turn_busy = False
         self._waiting: deque[_Ticket] = deque()
+        #: What ends the streams of :meth:`changes` (when the session closes or the agent goes).
+        self._watchers: list[Callable[[], None]] = []
 
     def _other_ids(self) -> set[str]:
         return {
@@ -579,6 +584,7 @@ class Session:
             elif not self._turn_idle():
                 await self.cancel()
         self.closed = True
+        self._end_watchers()
         await self.answers.close()
         return told
 
@@ -589,8 +595,11 @@ class Session:
     # --- configuration --------------------------------------------------------------------------
 
     async def set_mode(self, mode_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
-        """Switch the session's mode (v1 ``session/set_mode``; v2: its mode config option)."""
-        if self.version == 1:
+        """Switch the session's mode (v1 ``session/set_mode``; v2, and a v1 agent that has a
+        mode config option but no modes: that option)."""
+        state = self.projector.state
+        has_option = any(o.category == "mode" for o in state.config_options)
+        if self.version == 1 and (state.modes or not has_option):
             await self._request(
                 "session/set_mode", {"sessionId": self.session_id, "modeId": mode_id}, meta
             )
@@ -801,6 +810,42 @@ class Session:
         task_group.start_soon(run)
         return stream
 
+    def changes(self) -> TurnStream[ItemChange | SessionChange]:
+        """Every change of the session from now on, turn or not (``async for``): each item as
+        it appears or changes (:class:`ItemChange`), and each time the agent reports usage,
+        session info, its commands, the mode or the configuration (:class:`SessionChange`),
+        a mode switched with :meth:`set_mode` included. It ends when the session closes or
+        the agent goes; ``aclose()`` stops it sooner."""
+        stream: TurnStream[Any] = TurnStream()
+        projector = self.projector
+
+        def session_changed(kind: str) -> None:
+            stream._put_session(kind, session_json(projector.state))
+
+        def stop() -> None:
+            with contextlib.suppress(ValueError):
+                projector.listeners.remove(stream._put)
+            with contextlib.suppress(ValueError):
+                projector.session_listeners.remove(session_changed)
+            with contextlib.suppress(ValueError):
+                self._watchers.remove(end)
+
+        def end() -> None:
+            stop()
+            stream._end(None)
+
+        projector.listeners.append(stream._put)
+        projector.session_listeners.append(session_changed)
+        self._watchers.append(end)
+        stream._on_close = stop
+        if self.closed or self.agent.closed:
+            end()
+        return stream
+
+    def _end_watchers(self) -> None:
+        for end in list(self._watchers):
+            end()
+
     async def cancel(self, *, meta: Mapping[str, Any] | None = None) -> bool:
         """Cancel the running turn and drop the prompts waiting for it; permission requests
         still open are answered ``cancelled``.
@@ -812,7 +857,11 @@ class Session:
         """
         self._drop_queued()
         self.answers.cancel_questions()
-        return await self._notify("session/cancel", {"sessionId": self.session_id}, meta)
+        # Shielded: called from an ``ask`` callback, the question's own scope is cancelled
+        # above, and the agent must still hear of it.
+        with anyio.CancelScope(shield=True):
+            sent = await self._notify("session/cancel", {"sessionId": self.session_id}, meta)
+        return sent
 
     # --- catching up ----------------------------------------------------------------------------
 

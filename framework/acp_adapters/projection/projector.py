@@ -106,6 +106,11 @@ class Projector:
             self.reducer.set_config_options(response.config_options)
             self._session_changed("config")
 
+    def mode_set(self, mode_id: str) -> None:
+        """The agent took the client's ``session/set_mode``: the session's current mode."""
+        self.state.current_mode = mode_id
+        self._session_changed("mode")
+
     def prompt_sent(self, prompt: Any, at: float) -> None:
         """The client sent a prompt: a turn starts; the prompt is the user's message."""
         self._now = at

@@ -272,7 +272,7 @@ class Traffic:
             return
         elif method == "session/set_mode":
             if isinstance(params.get("modeId"), str):
-                projector.state.current_mode = params["modeId"]
+                projector.mode_set(params["modeId"])
         elif method == "session/set_config_option" and isinstance(result, dict):
             options = result.get("configOptions")
             if isinstance(options, list):
