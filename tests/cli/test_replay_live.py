@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
+import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters.cli.replaying import client_steps, read_capture
 
 from .conftest import CAPTURES, SYNTHETIC, Invoke, agent_command, one_error_line
@@ -156,3 +159,36 @@ def test_client_steps_are_placed_among_the_agents_lines() -> None:
     assert not cancel.is_request
     assert prompt.after <= cancel.after < (prompt.answered_at or 0)
     assert steps[0].answered_at == 1
+
+
+SESSIONS_AGENT = Path(__file__).parent.parent / "agents" / "sessions_agent.py"
+
+
+def test_a_capture_of_several_sessions_replays_exactly(cli: Invoke, tmp_path: Path) -> None:
+    """Two sessions of one agent, one forked, listed and closed: the replay opens each as
+    the capture's client did, and every message matches."""
+    record = tmp_path / "sessions.jsonl"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    command = [sys.executable, str(SESSIONS_AGENT), "--offer", "list,close,fork"]
+
+    async def record_it() -> None:
+        async with acp_adapters.connect(
+            command=command, cwd=workspace, record=record, unstable=True
+        ) as first:
+            second = await first.agent.new_session()
+            await first.prompt("apples")
+            await second.prompt("pears")
+            forked = await second.fork()
+            await forked.prompt("plums")
+            await first.list_sessions()
+            await second.close()
+
+    anyio.run(record_it)
+    assert acp_adapters.capture_sessions(record) == ["s-1", "s-2", "fork-1"]
+    live = cli("replay", "--format", "json", str(record))
+    assert live.exit_code == 0, live.stderr
+    offline = cli("replay", "--offline", "--format", "json", str(record))
+    assert _without_times(json.loads(live.stdout)) == _without_times(json.loads(offline.stdout))
+    texts = [r.get("text") for r in json.loads(live.stdout) if r["kind"] == "assistant_message"]
+    assert texts == ["s-1: apples"]  # the first session's timeline

@@ -208,6 +208,7 @@ async def replay_live(
                 disk_patches=recorded_disk(capture, workspace) if read.disk else False,
                 observe=player.observe,
                 terminals=terminals,
+                unstable=True,  # a capture's client may have forked a session
             ) as session:
                 await player.play(session)
                 timeline = session.timeline
@@ -250,6 +251,7 @@ class _Player:
 
     async def play(self, session: Session) -> None:
         folder = str(session.workspace.cwd)
+        sessions = _Sessions(session)
         async with anyio.create_task_group() as task_group:
             for index, step in enumerate(self.steps):
                 if step.method == "initialize":
@@ -259,9 +261,9 @@ class _Player:
                     break
                 params = _localized(step.params, folder)
                 if step.is_request:
-                    task_group.start_soon(self._request, session, index, step.method, params)
+                    task_group.start_soon(self._request, sessions, index, step.method, params)
                 elif step.method == "session/cancel":
-                    await session.cancel()
+                    await sessions.of(params).cancel()
                 # Other notifications have no counterpart in the session API.
 
     async def _until_due(self, position: int) -> None:
@@ -287,10 +289,10 @@ class _Player:
                 await self._changed.wait()
 
     async def _request(
-        self, session: Session, index: int, method: str, params: dict[str, Any]
+        self, sessions: _Sessions, index: int, method: str, params: dict[str, Any]
     ) -> None:
         try:
-            await _send(session, method, params)
+            await _send(sessions, method, params)
         except AcpAdaptersError as error:
             self.failures.append(error)
         finally:
@@ -298,14 +300,74 @@ class _Player:
             self._wake()
 
 
-async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
+class _Sessions:
+    """The sessions a replay opens on its agent, by id: the first on the session ``connect``
+    made, the others on the same agent, as the capture's client opened them."""
+
+    def __init__(self, first: Session) -> None:
+        self.first = first
+
+    def of(self, params: dict[str, Any]) -> Session:
+        named = params.get("sessionId")
+        found = self.first.agent.session(named) if isinstance(named, str) else None
+        return found or self.first
+
+    async def open(self, method: str, params: dict[str, Any]) -> None:
+        """``session/new``, ``load``, ``resume`` or ``fork``, with the MCP servers the
+        capture's carried (``<home>`` in them written as this user's home folder, as the
+        replay agent reads it).
+
+        Servers the session would not send (of a transport the capture's agent did not
+        offer) are left out: the replay agent then reports the difference.
+        """
+        recorded = fill_marks(params.get("mcpServers"), None, os.path.expanduser("~"))
+        for servers in (recorded_servers(recorded), []):
+            try:
+                await self._open(method, params, servers)
+            except McpServerError:
+                if not servers:
+                    raise
+                continue  # nothing was sent
+            return
+
+    async def _open(self, method: str, params: dict[str, Any], servers: list[Any]) -> None:
+        session_id = str(params.get("sessionId"))
+        agent, first = self.first.agent, self.first
+        again = agent.session(session_id) if method != "session/new" else None
+        # The first session opened goes on the session connect made; one opened again on
+        # the session that has it; any other on the same agent.
+        target = again or (first if first.session_id is None and not first.closed else None)
+        if method == "session/fork":
+            await agent.fork_session(session_id, mcp_servers=servers)
+        elif target is None:
+            if method == "session/new":
+                await agent.new_session(mcp_servers=servers)
+            elif method == "session/load":
+                await agent.load_session(session_id, mcp_servers=servers)
+            else:
+                await agent.resume_session(session_id, mcp_servers=servers)
+        elif method == "session/new":
+            await target.new_session(mcp_servers=servers)
+        elif method == "session/load":
+            await target.load_session(session_id, mcp_servers=servers)
+        else:
+            await target.resume_session(session_id, mcp_servers=servers)
+
+
+async def _send(sessions: _Sessions, method: str, params: dict[str, Any]) -> None:
     """Send one of the capture's client requests the way the session API sends it."""
     if method in _SESSION_METHODS:
-        await _open(session, method, params)
-    elif method == "session/prompt":
+        await sessions.open(method, params)
+        return
+    session = sessions.of(params)
+    if method == "session/prompt":
         await session.prompt(params.get("prompt") or [])
     elif method in ("authenticate", "auth/login"):
-        await session.authenticate(str(params.get("methodId")))
+        method_id = str(params.get("methodId"))
+        if any(m.id == method_id and not m.runs_in_terminal for m in session.login_methods):
+            await session.authenticate(method_id)
+        else:  # a method the agent did not list (or lists otherwise): as the capture sent it
+            await session.agent.request(method, {"methodId": method_id})
     elif method == "session/set_mode":
         await session.set_mode(str(params.get("modeId")))
     elif method == "session/set_config_option":
@@ -313,36 +375,14 @@ async def _send(session: Session, method: str, params: dict[str, Any]) -> None:
         await session.set_config_option(
             str(params.get("configId")), value if isinstance(value, bool) else str(value)
         )
-    elif method == "session/close":
-        await session.close_session()
-    elif method == "session/list":
-        await session.list_sessions()
+    elif method in _AS_SENT:
+        # What the session API sends only to an agent that offers it: as the capture's
+        # client sent it, whatever the capture's agent said it takes.
+        await session.agent.request(method, params)
 
 
-_SESSION_METHODS = ("session/new", "session/load", "session/resume")
-
-
-async def _open(session: Session, method: str, params: dict[str, Any]) -> None:
-    """``session/new``, ``load`` or ``resume``, with the MCP servers the capture's carried
-    (``<home>`` in them written as this user's home folder, as the replay agent reads it).
-
-    Servers the session would not send (of a transport the capture's agent did not
-    offer) are left out: the replay agent then reports the difference.
-    """
-    recorded = fill_marks(params.get("mcpServers"), None, os.path.expanduser("~"))
-    for servers in (recorded_servers(recorded), []):
-        try:
-            if method == "session/new":
-                await session.new_session(mcp_servers=servers)
-            elif method == "session/load":
-                await session.load_session(str(params.get("sessionId")), mcp_servers=servers)
-            else:
-                await session.resume_session(str(params.get("sessionId")), mcp_servers=servers)
-        except McpServerError:
-            if not servers:
-                raise
-            continue  # nothing was sent
-        return
+_SESSION_METHODS = ("session/new", "session/load", "session/resume", "session/fork")
+_AS_SENT = ("session/close", "session/list", "session/delete", "logout", "auth/logout")
 
 
 #: What the name of a variable a capture's auth method reads may be: a plain name, and
