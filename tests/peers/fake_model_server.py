@@ -67,11 +67,17 @@ class Text:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool invocation; ``id`` is generated per API when left out."""
+    """One tool invocation; ``id`` is generated per API when left out.
+
+    ``namespace``: the tool namespace the called function belongs to (OpenAI Responses,
+    ``{"type": "namespace", "name": ..., "tools": [...]}`` in the request's ``tools``); the
+    ``function_call`` item carries it. The other APIs have no namespaces and ignore it.
+    """
 
     name: str
     arguments: JsonObject = field(default_factory=dict)
     id: str | None = None
+    namespace: str | None = None
 
 
 @dataclass(frozen=True)
@@ -315,8 +321,9 @@ def _responses_output(step: Step, ids: _Ids) -> list[JsonObject]:
                 "content": [{"type": "output_text", "text": step.text, "annotations": []}],
             }
         ]
-    return [
-        {
+    calls = []
+    for call in step.calls:
+        item: JsonObject = {
             "type": "function_call",
             "id": ids.new("fc"),
             "call_id": call.id or ids.new("call"),
@@ -324,8 +331,10 @@ def _responses_output(step: Step, ids: _Ids) -> list[JsonObject]:
             "arguments": _dumps(call.arguments),
             "status": "completed",
         }
-        for call in step.calls
-    ]
+        if call.namespace is not None:
+            item["namespace"] = call.namespace
+        calls.append(item)
+    return calls
 
 
 def _response(

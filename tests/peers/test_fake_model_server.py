@@ -380,6 +380,31 @@ def test_responses_streaming_function_calls(server: FakeModelServer) -> None:
     assert events[-1][1]["response"]["output"] == done_items
 
 
+def test_a_namespaced_call_carries_its_namespace_in_responses_only() -> None:
+    call = ToolCall("probe_echo", {"text": "hi"}, id="c1", namespace="mcp__probe")
+    with FakeModelServer([ToolCalls([call])] * 4) as running:
+        (item,) = post(running, "/v1/responses", {}).json()["output"]
+        assert (item["namespace"], item["name"], item["call_id"]) == (
+            "mcp__probe",
+            "probe_echo",
+            "c1",
+        )
+        events = responses_stream(post(running, "/v1/responses", {"stream": True}))
+        added, done = events[2][1]["item"], events[-2][1]["item"]
+        assert added["namespace"] == done["namespace"] == "mcp__probe"
+        (block,) = post(running, "/v1/messages", {}).json()["content"]
+        assert "namespace" not in block
+        assert block["name"] == "probe_echo"
+        (chat,) = post(running, "/v1/chat/completions", {}).json()["choices"][0]["message"][
+            "tool_calls"
+        ]
+        assert "namespace" not in chat["function"]
+    # A call without a namespace has none.
+    with FakeModelServer([TOOL_STEP]) as running:
+        items = post(running, "/v1/responses", {}).json()["output"]
+        assert ["namespace" in item for item in items] == [False, False]
+
+
 # --- Script, recording, robustness ----------------------------------------------------------
 
 
