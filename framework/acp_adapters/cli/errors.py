@@ -9,7 +9,7 @@ exit      when
           otherwise than its capture
 2         usage: a bad option or argument, a provider no plugin provides
 3         the agent's command was not found
-4         the agent needs authentication first
+4         the agent needs authentication first, or a login (``login``) failed
 5         the capture cannot be read (missing, not UTF-8, no capture line in it)
 6         an MCP server cannot be given to the agent: of a transport it does not take,
           or a stdio server's command not found on the agent's PATH
