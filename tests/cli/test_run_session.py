@@ -454,3 +454,37 @@ def test_a_v2_agents_mode_and_model_are_its_options(cli: Invoke, tmp_path: Path)
         ("mode", "code", "id"),
     ]
     assert not any(m.get("method") in ("session/set_mode", "session/prompt") for m in sent)
+
+
+SESSIONS_AGENT = Path(__file__).resolve().parents[1] / "agents" / "sessions_agent.py"
+
+
+def test_session_goes_on_with_an_earlier_session(cli: Invoke, tmp_path: Path) -> None:
+    """--session: resumed when the agent can, else loaded, the history shown as replayed."""
+    log = tmp_path / "log.jsonl"
+    for offer, opened in (("load", "session/load"), ("resume,load", "session/resume")):
+        agent = shlex.join([sys.executable, str(SESSIONS_AGENT), "--offer", offer])
+        result = cli(
+            "run",
+            "--command",
+            agent,
+            "--cwd",
+            str(tmp_path),
+            "--format",
+            "json",
+            "--session",
+            "old-1",
+            "again",
+            env={"SESSIONS_AGENT_LOG": str(log)},
+        )
+        assert result.exit_code == 0, result.stderr
+        rows = json.loads(result.stdout)
+        replayed = [r["kind"] for r in rows if r["replayed"]]
+        assert replayed == (
+            ["user_message", "assistant_message", "file_read"] if offer == "load" else []
+        )
+        assert rows[-1]["text"] == "old-1: again"
+        sent = [json.loads(line)["method"] for line in log.read_text().splitlines()]
+        assert opened in sent
+        assert "session/new" not in sent
+        log.unlink()

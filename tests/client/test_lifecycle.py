@@ -268,6 +268,23 @@ async def test_nothing_is_served_for_a_closed_session(workspace: Path, log: Path
         assert "closed_session" in [p.kind for p in session.problems]
 
 
+async def test_a_session_closed_then_loaded_again_goes_on_without_twice_its_history(
+    workspace: Path, log: Path
+) -> None:
+    async with connect(log, workspace, "--offer", "close,load") as session:
+        await session.prompt("apples")
+        await session.close()
+        again = await session.agent.load_session("s-1")
+        assert again is session
+        assert not again.closed
+        assert texts(session, "user_message") == ["apples"]  # not replayed twice
+        assert not any(item.replayed for item in session.timeline)
+        turn = await session.prompt("pears")
+        assert turn.index == 2
+        assert texts(session) == ["s-1: apples", "s-1: pears"]
+    assert methods(log).count("session/load") == 1
+
+
 async def test_close_without_the_capability_only_closes_here(workspace: Path, log: Path) -> None:
     async with connect(log, workspace) as session:
         assert await session.close() is False

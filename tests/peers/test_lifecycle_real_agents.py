@@ -178,15 +178,6 @@ async def test_two_sessions_on_one_agent_process(
         assert not remembered(server, agent, PROMPTS[1], PROMPTS[0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "client bug: a session closed on this connection takes the replay meant for "
-        "agent.load_session() of the same id: the loaded session has no id until the "
-        "load answers, so Agent._route drops each replayed session/update as "
-        "'for a closed session'"
-    ),
-)
 @pytest.mark.parametrize("agent", PEERS)
 async def test_a_session_closed_then_loaded_on_one_connection(
     connect: Any, agents_bin: Path, workspace: Path, home: Path, agent: PeerAgent
@@ -202,7 +193,15 @@ async def test_a_session_closed_then_loaded_on_one_connection(
             assert await first.close() is True
             with anyio.fail_after(TURN_SECONDS):
                 loaded = await first.agent.load_session(session_id)
+            # The session closed here is opened again: the same one, its timeline going on,
+            # what the agent replays of it not added twice.
+            assert loaded is first
+            assert not loaded.closed
             problems = [p for p in first.agent.problems if p.kind == "closed_session"]
             assert not problems, problems
             assert said(loaded, "user_message") == [PROMPTS[0]]
-            assert all(item.replayed for item in loaded.timeline)
+            assert not any(item.replayed for item in loaded.timeline)
+            with anyio.fail_after(TURN_SECONDS):
+                turn = await loaded.prompt(PROMPTS[1])
+            assert turn.index == 2
+            assert said(loaded, "user_message") == [PROMPTS[0], PROMPTS[1]]

@@ -366,6 +366,13 @@ def _terminal(stream: Any) -> bool:
     "NAME=http(s)://... (HTTP) (repeatable).",
 )
 @click.option(
+    "--session",
+    "resume",
+    metavar="ID",
+    help="Go on with an earlier session of the agent: resumed when it can, else loaded "
+    "(its history replayed, and shown).",
+)
+@click.option(
     "--prompt",
     "prompts",
     metavar="TEXT",
@@ -413,6 +420,7 @@ def run(
     record: str | None,
     mcp_configs: tuple[str, ...],
     mcp_servers: tuple[str, ...],
+    resume: str | None,
     prompts: tuple[str, ...],
     model: str | None,
     mode: str | None,
@@ -510,6 +518,7 @@ def run(
             interactive=interactive,
             questions_from_terminal=from_stdin,
             label=label,
+            resume=resume,
         )
     )
     folder = os.path.abspath(cwd)

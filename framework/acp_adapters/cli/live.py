@@ -288,9 +288,10 @@ async def run_session(
     interactive: bool = False,
     questions_from_terminal: bool = False,
     label: str | None = None,
+    resume: str | None = None,
 ) -> Outcome:
-    """Open a session, send the prompts, one turn each, and return its timeline (printed as
-    it goes in text and jsonl).
+    """Open a session (``resume``: that earlier one, resumed or loaded), send the prompts,
+    one turn each, and return its timeline (printed as it goes in text and jsonl).
 
     ``prompt`` is one prompt or several, sent in order; with ``interactive``, more are read
     from stdin after them, one a line, until an empty line or the end of input.
@@ -363,6 +364,7 @@ async def run_session(
                     pm=pm,
                     mcp_servers=mcp_servers,
                     observe=observe if wants_models else None,
+                    session_id=resume,
                 ) as session:
                     signals.session = session
                     if questions is not None:
@@ -373,6 +375,10 @@ async def run_session(
                         before()
                         if jsonl is not None:
                             jsonl.session("opened", session.timeline.session_json())
+                            for item in session.timeline.items:  # a loaded session's history
+                                jsonl.item(item)
+                        elif printer is not None and session.timeline.items:
+                            printer.finish(session.timeline.items)
                         failure = await _turns(
                             session,
                             prompts,

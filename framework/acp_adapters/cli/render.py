@@ -131,6 +131,8 @@ class Renderer:
             click.style(str(row["kind"]), bold=True),
             click.style(str(row["status"]), fg=_STATUS_COLOURS.get(row["status"])),
         ]
+        if row.get("replayed"):
+            parts.append(click.style("replayed", dim=True))
         title = row["title"]
         if row["kind"] == "command_execution" and row["command"]:
             title = None  # the body shows the command itself

@@ -509,11 +509,30 @@ class Agent:
             )
 
     async def _opened(
-        self, open_it: Callable[[Session], Any], settings: SessionSettings | None
+        self,
+        open_it: Callable[[Session], Any],
+        settings: SessionSettings | None,
+        session_id: str | None = None,
     ) -> Session:
-        """A new session of this connection, opened by ``open_it``; dropped if that fails."""
+        """A session of this connection, opened by ``open_it``: the one closed here before
+        with ``session_id``, opened again (its timeline goes on), else a new one; dropped
+        (or closed again) if that fails."""
         from .session import Session
 
+        closed = next(
+            (s for s in reversed(self.sessions) if s.closed and s.session_id == session_id),
+            None,
+        )
+        if session_id is not None and closed is not None:
+            closed._reopen()
+            try:
+                await open_it(closed)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    closed.closed = True
+                    await closed.answers.close()
+                raise
+            return closed
         session = Session(self, settings or self.settings, primed=True)
         self.sessions.append(session)
         if self.task_group is not None:
@@ -564,14 +583,16 @@ class Agent:
         meta: Mapping[str, Any] | None = None,
     ) -> Session:
         """Open an earlier session with its history replayed (``session/load``; v2: a
-        resume that replays from the start). See :meth:`Session.load_session`."""
+        resume that replays from the start). See :meth:`Session.load_session`. A session
+        closed here before is opened again: the same :class:`Session`, whose timeline goes
+        on (what the agent replays of it is not added twice)."""
         self._check_free(session_id)
         settings = self._settings(cwd, additional_directories, mcp_servers)
 
         async def open_it(session: Session) -> None:
             await session.load_session(session_id, meta=meta)
 
-        return await self._opened(open_it, settings)
+        return await self._opened(open_it, settings, session_id)
 
     async def resume_session(
         self,
@@ -590,7 +611,7 @@ class Agent:
         async def open_it(session: Session) -> None:
             await session.resume_session(session_id, replay=replay, meta=meta)
 
-        return await self._opened(open_it, settings)
+        return await self._opened(open_it, settings, session_id)
 
     async def open_session(
         self,
@@ -609,7 +630,7 @@ class Agent:
         async def open_it(session: Session) -> None:
             await session.open_session(session_id, meta=meta)
 
-        return await self._opened(open_it, settings)
+        return await self._opened(open_it, settings, session_id)
 
     async def fork_session(
         self,

@@ -425,6 +425,12 @@ class Session:
             params["additionalDirectories"] = additional
         return params
 
+    def _reopen(self) -> None:
+        """Closed here before, the session is opened again on its agent."""
+        self.closed = False
+        if self.agent.task_group is not None:
+            self.answers.start(self.agent.task_group)
+
     def _may_open(self, session_id: str | None) -> None:
         """A session follows one session of the agent: it may open it again, not another."""
         if self.closed:

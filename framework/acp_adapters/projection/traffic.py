@@ -132,6 +132,7 @@ class Traffic:
         #: The ``session/load`` (or replaying ``session/resume``) whose history is being
         #: replayed: what comes before its answer is marked as replayed.
         self._replaying: Any = None
+        self._replay_known = False
 
     # --- what feeds it ------------------------------------------------------------------------
 
@@ -245,6 +246,9 @@ class Traffic:
             if replays and self._opens_ours(key, params.get("sessionId")):
                 self._replaying = key
                 self.projector.replaying = True
+                # A session whose items are here already (opened again on the connection
+                # that saw them): what the agent replays of it is not added twice.
+                self._replay_known = bool(self.projector.items)
 
     def _agent_answered(self, message: dict[str, Any], at: float) -> None:
         key = request_key(message["id"])
@@ -299,6 +303,9 @@ class Traffic:
         params = message.get("params")
         if method == "session/update":
             named = params.get("sessionId") if isinstance(params, dict) else None
+            if self._replaying is not None and self._replay_known:
+                self.projector.reducer.last_changes = []  # nothing of it is new
+                return
             if isinstance(named, str) and self._ours(params):
                 self.projector.notification(params, at)
         elif method == "session/request_permission" and "id" in message and self._ours(params):
