@@ -1,47 +1,232 @@
 """acp-adapters provider plugin for every agent of the ACP agent registry.
 
-Registers one provider per registry agent, with id ``registry:<agent-id>``,
-launched as its distribution says (``npx`` or ``uvx`` package; binary
-distributions have no launch yet). The registry is the bundled snapshot, or the
-file ``ACP_ADAPTERS_REGISTRY`` names. These providers behave purely
-generically: the plugin overrides no projection.
+Registers one provider per registry agent, with id ``registry:<agent-id>``, launched as
+:func:`acp_adapters.registry.resolve_launch` resolves it for this machine: the binary for
+this platform when there is one, else the ``npx`` package, else the ``uvx`` package, each
+pinned to an exact version. A binary that is not installed yet has no launch (``launch`` is
+None; its description says ``acp-adapters registry install ID``): :func:`launch_for` is what
+an installer calls again once it is. These providers behave purely generically: the plugin
+overrides no projection.
+
+The registry read is the file or URL ``ACP_ADAPTERS_REGISTRY`` names (a URL: its cached
+copy), else the cached copy of the official registry, else the snapshot bundled with
+acp-adapters: loading the plugin never touches the network (``acp-adapters registry update``
+refreshes the cache).
+
+An agent started by its own command is known by its ``initialize`` name
+(:func:`acp_adapters.registry.match_agent`: case, npm scope, suffixes, aliases) through
+``identify_agent``, which runs only when no provider claims the name and after every other
+plugin's: the dedicated providers (claude, codex, grok) keep their own agents.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from acp_adapters import LaunchSpec, Provider, ProviderRegistrar, hookimpl
-
-from .registry import BUNDLED, RegistryAgent, read_registry
+from acp_adapters import registry as acp_registry
 
 PREFIX = "registry:"
+#: The environment variable naming the registry the plugin reads (a file, or a URL).
+REGISTRY_ENV = "ACP_ADAPTERS_REGISTRY"
+
+__all__ = [
+    "PREFIX",
+    "REGISTRY_ENV",
+    "agent_of",
+    "identify_agent",
+    "installed_dir",
+    "launch_for",
+    "plugin_registry",
+    "provider_for",
+    "register_providers",
+]
 
 
-def provider_for(agent: RegistryAgent) -> Provider:
-    """The provider of one registry agent."""
-    launch = None
-    for command, package in (("npx", agent.distribution.npx), ("uvx", agent.distribution.uvx)):
-        if package is not None:
-            launch = LaunchSpec(
-                command=command, args=(package.package, *package.args), env=package.env
-            )
-            break
-    return Provider(
-        id=f"{PREFIX}{agent.id}",
-        name=agent.name,
-        description=agent.description,
-        launch=launch,
+def plugin_registry() -> acp_registry.Registry:
+    """The registry the plugin reads, without the network.
+
+    ``ACP_ADAPTERS_REGISTRY`` (a file; a URL's cached copy), else the cached copy of the
+    official registry, else the bundled snapshot. Read again when the file changes.
+
+    :raises RegistryError: the registry ``ACP_ADAPTERS_REGISTRY`` names cannot be read.
+    """
+    source = os.environ.get(REGISTRY_ENV) or None
+    cache_dir = acp_registry.registry_cache_dir()
+    return _read(source, str(cache_dir), _stamp(source, cache_dir))
+
+
+def _stamp(source: str | None, cache_dir: Path) -> tuple[int, int] | None:
+    """What changes when the registry to read changes: its file's mtime and size."""
+    if source is not None and not acp_registry.is_url(source):
+        path = Path(source)
+    else:
+        import hashlib
+
+        url = source or acp_registry.DEFAULT_REGISTRY_URL
+        path = cache_dir / f"{hashlib.sha256(url.encode('utf-8')).hexdigest()[:32]}.json"
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
+
+
+@lru_cache(maxsize=8)
+def _read(
+    source: str | None, cache_dir: str, stamp: tuple[int, int] | None
+) -> acp_registry.Registry:
+    if source is not None:
+        return acp_registry.load_registry(source, cache_dir=cache_dir, offline=True)
+    cached = acp_registry.cached_registry(acp_registry.DEFAULT_REGISTRY_URL, cache_dir=cache_dir)
+    return cached if cached is not None else acp_registry.bundled_registry()
+
+
+def agent_of(provider: Provider | str) -> acp_registry.RegistryAgent | None:
+    """The registry agent of a ``registry:<id>`` provider (or provider id), or None."""
+    provider_id = provider if isinstance(provider, str) else provider.id
+    if not provider_id.startswith(PREFIX):
+        return None
+    try:
+        return plugin_registry().get(provider_id[len(PREFIX) :])
+    except acp_registry.RegistryError:
+        return None
+
+
+def installed_dir(
+    agent: acp_registry.RegistryAgent,
+    platform: str | None = None,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path | None:
+    """The folder a binary agent's archive is installed in for ``platform`` (default: this
+    machine's), or None when it is not installed (completely: ``install_binary`` marks a
+    finished install)."""
+    platform = platform if platform is not None else acp_registry.current_platform()
+    target = (agent.distribution.binary or {}).get(platform) if platform else None
+    if platform is None or target is None:
+        return None
+    root = Path(cache_dir) if cache_dir is not None else None
+    found = acp_registry.installed_binary(agent.id, agent.version, platform, target.cmd, root)
+    if found is None:
+        return None
+    folder = Path(found)
+    for _ in target.cmd_parts:
+        folder = folder.parent
+    return folder
+
+
+def launch_for(
+    agent: acp_registry.RegistryAgent,
+    *,
+    distribution: acp_registry.DistributionChoice = "auto",
+    platform: str | None = None,
+    base_env: dict[str, str] | None = None,
+    extra_env: dict[str, str] | None = None,
+    install_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> acp_registry.ResolvedLaunch:
+    """How to start a registry agent here: :func:`resolve_launch`, with the binary's install
+    folder found (``install_dir``, else the installer's, under ``cache_dir``) for a binary
+    agent.
+
+    ``command`` is None for a binary that is not installed: install it (``install_binary``),
+    then call this again. ``env`` is the whole environment (a minimal base, the entry's
+    variables, ``extra_env``): start the agent with it, not merged over ``os.environ``.
+    """
+    platform = platform if platform is not None else acp_registry.current_platform()
+    if install_dir is None:
+        offered = agent.distribution.binary or {}
+        wants_binary = distribution == "binary" or (
+            distribution == "auto" and platform is not None and platform in offered
+        )
+        if wants_binary:
+            install_dir = installed_dir(agent, platform, cache_dir=cache_dir)
+    return acp_registry.resolve_launch(
+        agent,
+        distribution=distribution,
+        platform=platform,
+        base_env=base_env,
+        extra_env=extra_env,
+        install_dir=install_dir,
     )
+
+
+def provider_for(
+    agent: acp_registry.RegistryAgent,
+    *,
+    platform: str | None = None,
+    install_dir: str | os.PathLike[str] | None = None,
+) -> Provider:
+    """The provider of one registry agent on ``platform`` (default: this machine's).
+
+    Its launch has the entry's own variables only (``connect`` adds the parent's
+    environment); a binary not installed yet, or an agent with nothing for this platform,
+    has no launch, and its description says why.
+    """
+    provider_id = f"{PREFIX}{agent.id}"
+    try:
+        resolved = launch_for(agent, platform=platform, base_env={}, install_dir=install_dir)
+    except acp_registry.RegistryError as exc:
+        return Provider(
+            id=provider_id,
+            name=agent.name,
+            description=f"{agent.description} (cannot be launched here: {exc})",
+        )
+    description = agent.description
+    launch = None
+    if resolved.command is None:
+        description += (
+            f" (binary for {resolved.platform}, not installed: "
+            f"acp-adapters registry install {agent.id})"
+        )
+    else:
+        argv = resolved.argv
+        launch = LaunchSpec(command=argv[0], args=argv[1:], env=resolved.env)
+    return Provider(id=provider_id, name=agent.name, description=description, launch=launch)
 
 
 @hookimpl
 def register_providers(register: ProviderRegistrar) -> None:
-    source = os.environ.get("ACP_ADAPTERS_REGISTRY")
-    agents, skipped = read_registry(Path(source) if source else BUNDLED)
-    for line in skipped:
-        print(f"[acp_adapters_registry] skipped {line}", file=sys.stderr)
-    for agent in agents:
+    try:
+        registry = plugin_registry()
+    except acp_registry.RegistryError as exc:
+        print(f"[acp_adapters_registry] {exc}", file=sys.stderr)
+        return
+    for line in (*registry.warnings, *(f"skipped {line}" for line in registry.skipped)):
+        print(f"[acp_adapters_registry] {line}", file=sys.stderr)
+    for agent in registry.agents:
         register(provider_for(agent))
+
+
+@hookimpl(trylast=True)
+def identify_agent(initialize_result: dict[str, Any]) -> str | None:
+    """The ``registry:<id>`` provider of an agent no provider claims by its name: its
+    ``agentInfo``/``info`` name (then its title) matched to a registry entry."""
+    try:
+        agents = plugin_registry().agents
+    except acp_registry.RegistryError:
+        return None
+    for name in _names(initialize_result):
+        agent = acp_registry.match_agent(name, agents)
+        if agent is not None:
+            return f"{PREFIX}{agent.id}"
+    return None
+
+
+def _names(result: Any) -> list[str]:
+    """The agent's name, then its title, from an ``initialize`` answer (untrusted)."""
+    if not isinstance(result, dict):
+        return []
+    found: list[str] = []
+    for field in ("name", "title"):
+        for key in ("agentInfo", "info"):
+            info = result.get(key)
+            if isinstance(info, dict) and isinstance(info.get(field), str):
+                found.append(info[field])
+                break
+    return found
