@@ -186,7 +186,9 @@ def provider_for(
         )
     else:
         argv = resolved.argv
-        launch = LaunchSpec(command=argv[0], args=argv[1:], env=resolved.env)
+        # Only the entry's variables, over a minimal base: a registry agent is a stranger,
+        # and gets none of this process's secrets unless the application passes them.
+        launch = LaunchSpec(command=argv[0], args=argv[1:], env=resolved.env, inherit_env=False)
     return Provider(id=provider_id, name=agent.name, description=description, launch=launch)
 
 

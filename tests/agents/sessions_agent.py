@@ -17,7 +17,8 @@ Every request it takes is appended, as one JSON line ``{"method", "params"}``, t
   the index of the next one.
 * A prompt is answered ``<session id>: <words>``; ``slow`` sends ``working`` and waits for
   ``session/cancel`` of its session (its stop reason ``cancelled``); ``poke <id>`` asks the
-  client to read ``existing.txt`` for session ``<id>`` and says ``read`` or ``refused: ...``.
+  client to read ``existing.txt`` for session ``<id>`` and says ``read`` or ``refused: ...``;
+  ``env NAME`` says the value of the variable ``NAME`` in its environment, or ``unset``.
 * With ``--require-login``, ``session/new`` is refused (-32000 "Authentication required")
   until a login: ``authenticate`` / ``auth/login`` with an ``agent`` or ``env_var``
   method, or the terminal login, which writes ``.logged-in`` in the folder it runs in.
@@ -243,6 +244,16 @@ class Agent:
             await self.update(
                 session_id,
                 {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": said}},
+            )
+            return {"stopReason": "end_turn"}
+        if words.startswith("env "):  # what the agent's environment holds
+            value = os.environ.get(words.split(" ", 1)[1], "unset")
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": value},
+                },
             )
             return {"stopReason": "end_turn"}
         if words == "slow":

@@ -12,7 +12,14 @@ import anyio
 import pytest
 
 import acp_adapters
-from acp_adapters import CapabilityError, PromptCancelled, Session
+from acp_adapters import (
+    CapabilityError,
+    LaunchSpec,
+    PromptCancelled,
+    Provider,
+    Session,
+    hookimpl,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -352,3 +359,37 @@ async def test_changes_hears_a_mode_switch_outside_a_turn_and_ends_with_the_sess
     assert session_kinds == {"turn"}  # the turn started and ended
     items = [c.item for c in rest if isinstance(c, acp_adapters.ItemChange)]
     assert "s-1: hello" in [getattr(item, "text", None) for item in items]
+
+
+async def test_a_launch_that_does_not_inherit_gets_no_secret_of_this_process(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A registry agent's launch: a minimal base environment, its own variables, and what the
+    application passes; nothing else of this process (an API key) reaches it."""
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-leak")
+
+    class Stranger:
+        @hookimpl
+        def register_providers(self, register: Any) -> None:
+            for inherit in (True, False):
+                launch = LaunchSpec(
+                    command=sys.executable,
+                    args=(str(AGENT),),
+                    env={"FROM_ENTRY": "entry"},
+                    inherit_env=inherit,
+                )
+                register(Provider(id=f"stranger-{inherit}", name="Stranger", launch=launch))
+
+    pm = acp_adapters.get_plugin_manager()
+    pm.register(Stranger())
+    seen: dict[bool, list[str]] = {}
+    for inherit in (True, False):
+        async with acp_adapters.connect(
+            f"stranger-{inherit}", workspace, pm=pm, env={"GIVEN": "given"}
+        ) as session:
+            for name in ("SECRET_TOKEN", "FROM_ENTRY", "GIVEN", "PATH"):
+                await session.prompt(f"env {name}")
+            seen[inherit] = texts(session)
+    assert seen[True][:3] == ["do-not-leak", "entry", "given"]
+    assert seen[False][:3] == ["unset", "entry", "given"]
+    assert seen[False][3] != "unset"  # the base keeps PATH

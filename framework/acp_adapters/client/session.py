@@ -63,6 +63,7 @@ from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.projector import Projector
 from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
+from ..registry.launch import base_environment
 from ..runtime import CONTENT_BUDGET, SessionState
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
@@ -937,7 +938,9 @@ async def connect(
     :param cwd: the session's folder; the agent may read and write only inside it (and
         ``additional_directories``).
     :param command: the command that starts the agent, instead of the provider's.
-    :param env: environment variables for the agent, on top of this process's.
+    :param env: environment variables for the agent, on top of this process's (for a
+        provider whose launch does not inherit it, a registry agent's: on top of a minimal
+        base, see :class:`~acp_adapters.plugin.providers.LaunchSpec`).
     :param policy: ``read-only``, ``workspace-write``, ``full-access`` or ``ask`` (the ``ask``
         callback decides; without one, requests are cancelled).
     :param protocol: the protocol version to ask for (default: the provider's, 2 for most);
@@ -1001,7 +1004,10 @@ async def connect(
                 f"provider {chosen.id!r} has no launch command: pass command=[...]"
             )
         command = [chosen.launch.command, *chosen.launch.args]
-    agent_env = {**os.environ, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
+    inherited: Mapping[str, str] = os.environ
+    if chosen.launch is not None and not chosen.launch.inherit_env:
+        inherited = base_environment(os.environ)  # no secret of this process, unless passed
+    agent_env = {**inherited, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
     the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
     settings = SessionSettings(

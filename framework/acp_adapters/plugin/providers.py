@@ -25,13 +25,21 @@ GENERIC_PROVIDER_ID = "acp"
 
 
 class LaunchSpec(BaseModel):
-    """How to start an agent: a command, its arguments and environment."""
+    """How to start an agent: a command, its arguments and environment.
+
+    ``inherit_env``: whether the agent starts with this process's whole environment under
+    ``env``; False gives it only a minimal base (``PATH``, ``HOME``, the locale, the
+    temporary folder, the npm and uv caches and proxies:
+    :func:`acp_adapters.registry.launch.base_environment`), so that no secret of this
+    process reaches an agent the application did not hand it to (``connect(env=...)``).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     command: str
     args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
+    inherit_env: bool = True
 
 
 class Provider(BaseModel):
