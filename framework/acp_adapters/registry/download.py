@@ -55,7 +55,10 @@ class DownloadError(AcpAdaptersError):
 
     The message names the URL and the reason: too large, truncated (fewer bytes than the
     ``Content-Length``), timed out, not HTTPS, an HTTP error status, a failed connection.
-    ``url`` is the URL asked for and ``reason`` the reason alone.
+    ``url`` is the URL asked for and ``reason`` the reason alone. Callers may sort by how
+    the reason starts, and these beginnings are kept: ``too large``, ``truncated``,
+    ``timed out after``, ``not HTTPS``, ``redirected to``, ``not a valid URL``, ``HTTP <status>``,
+    ``connection failed``, ``connection lost``.
     """
 
     def __init__(self, url: str, reason: str) -> None:
