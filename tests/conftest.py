@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import cache
@@ -22,6 +23,11 @@ from acp_adapters.client import Session
 
 # Every live session the tests open is recorded, and must project offline to its timeline.
 recorded_live.install()
+
+# The registry's cache and the installed agents of the test run are its own: never this
+# user's (a `registry update` made here must not change what the tests read).
+os.environ["ACP_ADAPTERS_CACHE"] = tempfile.mkdtemp(prefix="acp-adapters-test-cache-")
+os.environ.pop("ACP_ADAPTERS_REGISTRY", None)
 
 # CI runs the same examples every time; set HYPOTHESIS_PROFILE=explore locally to search wider.
 settings.register_profile("ci", derandomize=True, database=None, deadline=None, print_blob=True)

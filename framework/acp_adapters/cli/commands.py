@@ -37,6 +37,7 @@ from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
 from .live import Format, Outcome, record_path, run_session
 from .login import log_in, report
 from .mcp import servers_of_options
+from .registry import ensure_installed, registry
 from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps, dumps_line
@@ -488,6 +489,13 @@ def run(
     pm = get_plugin_manager()
     if command is None and provider is not None:
         chosen = ProviderRegistry.collect(pm).get(provider)
+        if (
+            chosen.launch is None
+            and provider.startswith("registry:")
+            and ensure_installed(provider)
+        ):
+            # A registry binary installed just now: its provider has a launch now.
+            chosen = ProviderRegistry.collect(pm).get(provider)
         if chosen.launch is None:
             raise Failure(
                 f'provider {chosen.id!r} has no launch command: pass --command "CMD ARGS"',
@@ -640,5 +648,7 @@ def providers(output: Format) -> None:
         line += "  " + row[3]
         click.echo(click.style(line, bold=True) if number == 0 else line)
 
+
+main.add_command(registry)
 
 __all__ = ["main"]
