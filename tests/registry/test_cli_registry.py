@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from click.testing import CliRunner, Result
 
+import acp_adapters
 from acp_adapters.cli import main
 from acp_adapters.registry import current_platform
 
@@ -136,6 +138,53 @@ def test_run_installs_a_binary_agent_on_first_use_and_runs_it(served: Any, tmp_p
     again = cli(tmp_path, registry, *args)
     assert again.exit_code == 0, again.stderr
     assert len(server.requests_for("/tool.tar.gz")) == 1  # installed once
+
+
+def test_a_binary_agent_speaking_through_the_replay_agent_runs_end_to_end(
+    tmp_path: Path,
+) -> None:
+    """The archive's program is the replay agent playing a recorded session: the registry
+    agent is a real ACP agent process, installed from 127.0.0.1 and run by ``run``."""
+    capture = tmp_path / "recorded.jsonl"
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    async def record() -> None:
+        command = [sys.executable, str(AGENT)]
+        async with acp_adapters.connect(command=command, cwd=workspace, record=capture) as s:
+            await s.prompt("hello")
+
+    anyio.run(record)
+    replay = (
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -m acp_adapters.replay "
+        f"--match methods {shlex.quote(str(capture))}\n"
+    ).encode()
+    with LoopbackServer() as server:
+        archive = tar_gz([File("replayer/bin/agent", replay, mode=0o755)])
+        agent = entry(
+            "replayed",
+            server.add("/replayed.tgz", archive),
+            sha256_hex(archive),
+            cmd="replayer/bin/agent",
+        )
+        agent["distribution"]["binary"][PLATFORM].pop("args")
+        registry = tmp_path / "registry.json"
+        registry.write_text(json.dumps({"version": "1.0.0", "agents": [agent], "extensions": []}))
+        result = cli(
+            tmp_path,
+            registry,
+            "run",
+            "--provider",
+            "registry:replayed",
+            "--cwd",
+            str(workspace),
+            "--format",
+            "json",
+            "hello",
+        )
+    assert result.exit_code == 0, result.stderr
+    rows = json.loads(result.stdout)
+    assert [r.get("text") for r in rows if r["kind"] == "assistant_message"] == ["s-1: hello"]
 
 
 def test_an_unknown_agent_is_a_usage_error(served: Any, tmp_path: Path) -> None:
