@@ -192,3 +192,17 @@ def test_an_unknown_agent_is_a_usage_error(served: Any, tmp_path: Path) -> None:
     result = cli(tmp_path, registry, "registry", "show", "nope")
     assert result.exit_code == 2
     assert "has no agent 'nope'" in result.stderr
+
+
+def test_a_registry_named_by_url_is_fetched_then_read_from_the_cache(tmp_path: Path) -> None:
+    with LoopbackServer() as server:
+        agents = [entry("tool-url", "https://example.invalid/tool.tar.gz", "0" * 64)]
+        body = json.dumps({"version": "1.0.0", "agents": agents, "extensions": []}).encode()
+        url = server.add("/registry.json", body, etag='"one"')
+        listed = cli(tmp_path, tmp_path / "unused.json", "registry", "list", "--registry", url)
+        assert listed.exit_code == 0, listed.stderr
+        assert "tool-url" in listed.stdout
+        again = cli(tmp_path, tmp_path / "unused.json", "registry", "list", "--registry", url)
+        assert "tool-url" in again.stdout
+        (_, second) = server.requests_for("/registry.json")
+        assert second.headers.get("If-None-Match") == '"one"'

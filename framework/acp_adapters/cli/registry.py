@@ -315,7 +315,11 @@ def update(source: str | None) -> None:
 
 
 def _read(source: str | None) -> Registry:
+    """The registry ``--registry`` names (a URL asked for by name is fetched, through the
+    cache), else the plugin's (never the network)."""
     try:
-        return configured_registry(source)
+        return configured_registry(
+            source, network=source is not None and acp_registry.is_url(source)
+        )
     except RegistryError as error:
         raise Failure(printable(str(error))) from error
