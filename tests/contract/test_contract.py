@@ -44,6 +44,7 @@ from acp_adapters.plugin.permissions import ClientAction, PermissionQuery, Polic
 from acp_adapters.projection.negotiation import agent_name
 from acp_adapters.projection.projector import Projector
 from acp_adapters.projection.traffic import Traffic, _entries
+from acp_adapters.registry import bundled_registry, match_agent
 from diff_helpers import apply_patch
 
 from .scenarios import KINDS, SCENARIOS, Scenario
@@ -76,7 +77,14 @@ def _expected_provider(scenario: Scenario) -> str:
         message = entry.get("msg")
         result = message.get("result") if isinstance(message, dict) else None
         if isinstance(result, dict) and "protocolVersion" in result:
-            return REGISTRY.for_agent(agent_name(result)).id
+            claimed = REGISTRY.for_agent(agent_name(result)).id
+            if claimed != "acp":
+                return claimed
+            # An agent of the ACP registry, known by its name when the registry plugin is in.
+            known = match_agent(agent_name(result) or "", bundled_registry().agents)
+            if known is not None and f"registry:{known.id}" in REGISTRY:
+                return f"registry:{known.id}"
+            return "acp"
     return "acp"
 
 
