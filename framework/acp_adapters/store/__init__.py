@@ -15,11 +15,16 @@ from .base import (
     Turn,
     TurnStatus,
 )
+from .open import STORE_ENV, default_store, default_store_path, open_store
+from .rebuild import check_thread, rebuild_items
+from .sqlite import SqliteStore
 
 __all__ = [
     "SCHEMA_VERSION",
+    "STORE_ENV",
     "Commit",
     "QueuedPrompt",
+    "SqliteStore",
     "Store",
     "StoreError",
     "StoredEvent",
@@ -27,4 +32,9 @@ __all__ = [
     "ThreadNotFound",
     "Turn",
     "TurnStatus",
+    "check_thread",
+    "default_store",
+    "default_store_path",
+    "open_store",
+    "rebuild_items",
 ]

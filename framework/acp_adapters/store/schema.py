@@ -1,0 +1,102 @@
+"""The store's schema, version by version: the SQL that brings a store from one version to the
+next, the same for SQLite and PostgreSQL.
+
+Version ``N``'s statements take a store of version ``N - 1`` to version ``N`` (version 0's take
+an empty database to version 0). A new store runs them all, in order; an older store runs
+those past its version; both in one transaction. The ``meta`` table holds the version
+(``key = 'schema_version'``); a store whose version is newer than :data:`SCHEMA_VERSION` is
+refused.
+
+Only types and statements both databases take: ``TEXT`` (JSON is kept as its text: a
+PostgreSQL ``jsonb`` could not hold ``\\u0000``, nor keep a lone surrogate), ``BIGINT``,
+``INTEGER``, ``DOUBLE PRECISION`` (times, seconds since the epoch), ``CHECK`` and
+``REFERENCES ... ON DELETE CASCADE`` (SQLite enforces them with ``PRAGMA foreign_keys=ON``).
+
+Version 0 is the first draft of the store: threads, turns, events and items. Version 1 adds a
+thread's ``command``, a turn's ``error`` and the prompt queue.
+"""
+
+from __future__ import annotations
+
+from .base import SCHEMA_VERSION
+
+#: The statements of each version, in order (see the module's documentation).
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    # --- version 0 -------------------------------------------------------------------------
+    (
+        """CREATE TABLE meta (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        )""",
+        "INSERT INTO meta (key, value) VALUES ('schema_version', '0')",
+        """CREATE TABLE threads (
+            id TEXT PRIMARY KEY,
+            name TEXT UNIQUE,
+            provider TEXT NOT NULL,
+            agent_session_id TEXT,
+            cwd TEXT NOT NULL,
+            folders TEXT NOT NULL DEFAULT '[]',
+            title TEXT,
+            created_at DOUBLE PRECISION NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL
+        )""",
+        "CREATE INDEX threads_updated ON threads (updated_at)",
+        """CREATE TABLE turns (
+            thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+            turn_index INTEGER NOT NULL,
+            status TEXT NOT NULL
+                CHECK (status IN ('running', 'completed', 'failed', 'cancelled')),
+            stop_reason TEXT,
+            started_at DOUBLE PRECISION NOT NULL,
+            ended_at DOUBLE PRECISION,
+            PRIMARY KEY (thread_id, turn_index)
+        )""",
+        """CREATE TABLE events (
+            thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+            seq BIGINT NOT NULL CHECK (seq >= 1),
+            entry TEXT NOT NULL,
+            PRIMARY KEY (thread_id, seq)
+        )""",
+        """CREATE TABLE items (
+            thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+            item_id TEXT NOT NULL,
+            ordinal BIGINT NOT NULL,
+            item TEXT NOT NULL,
+            PRIMARY KEY (thread_id, item_id)
+        )""",
+        "CREATE INDEX items_ordinal ON items (thread_id, ordinal)",
+    ),
+    # --- version 1 -------------------------------------------------------------------------
+    (
+        "ALTER TABLE threads ADD COLUMN command TEXT",
+        "ALTER TABLE turns ADD COLUMN error TEXT",
+        """CREATE TABLE queue (
+            thread_id TEXT NOT NULL REFERENCES threads (id) ON DELETE CASCADE,
+            position BIGINT NOT NULL,
+            prompt TEXT NOT NULL,
+            queued_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (thread_id, position)
+        )""",
+        "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+    ),
+)
+
+assert len(MIGRATIONS) == SCHEMA_VERSION + 1, "a migration for every version"
+
+#: The statement that reads a store's version (no row, or no ``meta`` table: not a store yet).
+VERSION_QUERY = "SELECT value FROM meta WHERE key = 'schema_version'"
+
+
+def migration(from_version: int | None) -> list[str]:
+    """The statements that bring a store of version ``from_version`` (None: an empty
+    database) to :data:`SCHEMA_VERSION`, in order; none when it is there already.
+
+    :raises ValueError: ``from_version`` is newer than this library's, or below 0.
+    """
+    start = 0 if from_version is None else from_version + 1
+    if from_version is not None and not 0 <= from_version <= SCHEMA_VERSION:
+        raise ValueError(
+            f"the store's schema is version {from_version}; this library knows versions "
+            f"0 to {SCHEMA_VERSION}"
+        )
+    return [statement for version in MIGRATIONS[start:] for statement in version]

@@ -1,0 +1,644 @@
+"""The SQLite store: one file, the embedded default.
+
+The standard library's :mod:`sqlite3` runs in anyio's worker threads, through one connection
+and one :class:`anyio.CapacityLimiter` of 1: the store's reads and writes run one at a time,
+in the order they were asked for, and never block the event loop.
+
+What it guarantees:
+
+* **WAL**: readers (this process's and others') never wait for the writer, and a commit is
+  one append to the write-ahead log;
+* ``synchronous=NORMAL`` by default: a committed transaction survives the process being
+  killed (SIGKILL included: the log is in the operating system's hands once ``COMMIT``
+  returns), and the store is never corrupted; only a power loss or an operating system
+  crash may undo the last commits (the store still opens, consistent). ``synchronous="FULL"``
+  (:meth:`SqliteStore.open`) syncs the log at every commit and survives those as well;
+* each :meth:`~SqliteStore.commit` is one ``BEGIN IMMEDIATE ... COMMIT``: all of it or none
+  of it, and the write lock taken at its start, so two processes writing one file take
+  turns (``busy_timeout``: a writer waits up to 10 s for another's transaction);
+* foreign keys on: a thread's turns, events, items and queued prompts go with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from .. import _json
+from .base import (
+    SCHEMA_VERSION,
+    Commit,
+    QueuedPrompt,
+    Store,
+    StoredEvent,
+    StoreError,
+    Thread,
+    ThreadNotFound,
+    Turn,
+)
+from .schema import VERSION_QUERY, migration
+
+T = TypeVar("T")
+
+Synchronous = Literal["NORMAL", "FULL"]
+
+#: How often :meth:`SqliteStore.follow` looks for events another process committed (seconds);
+#: this process's own commits wake it at once.
+POLL_SECONDS = 0.1
+#: How long a writer waits for another connection's transaction (seconds).
+BUSY_TIMEOUT = 10.0
+
+#: The thread's fields a commit or :meth:`SqliteStore.update_thread` may change.
+THREAD_FIELDS = ("name", "provider", "cwd", "agent_session_id", "folders", "title", "command")
+
+_THREAD_COLUMNS = (
+    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, command"
+)
+
+
+def dumps(value: Any, what: str) -> str:
+    """JSON text as the store keeps it (:func:`acp_adapters._json.dumps`: UTF-8, lone
+    surrogates escaped); :class:`StoreError` for what JSON cannot hold."""
+    try:
+        return _json.dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"{what} cannot be stored as JSON: {exc}") from exc
+
+
+def loads(text: str) -> Any:
+    """What :func:`dumps` wrote (the store's own text: no limit of untrusted input applies)."""
+    return json.loads(text)
+
+
+def _thread_of(row: Sequence[Any]) -> Thread:
+    command = loads(row[9]) if row[9] is not None else None
+    return Thread(
+        id=row[0],
+        provider=row[1],
+        cwd=row[2],
+        name=row[3],
+        agent_session_id=row[4],
+        folders=tuple(loads(row[5])),
+        title=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        command=tuple(command) if command is not None else None,
+    )
+
+
+def _turn_of(thread_id: str, row: Sequence[Any]) -> Turn:
+    return Turn(
+        thread_id=thread_id,
+        index=row[0],
+        status=row[1],
+        stop_reason=row[2],
+        error=row[3],
+        started_at=row[4],
+        ended_at=row[5],
+    )
+
+
+def thread_columns(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """A thread's changed fields as their columns' values; :class:`StoreError` for a field
+    that is not one of :data:`THREAD_FIELDS`, or a value of the wrong type."""
+    columns: dict[str, Any] = {}
+    for key, value in fields.items():
+        if key not in THREAD_FIELDS:
+            raise StoreError(
+                f"a thread has no field {key!r} to change ({', '.join(THREAD_FIELDS)})"
+            )
+        if key == "folders":
+            columns[key] = dumps([os.fspath(folder) for folder in value], "the folders")
+        elif key == "command":
+            columns[key] = None if value is None else dumps([str(p) for p in value], "the command")
+        elif key in ("provider", "cwd"):
+            if not isinstance(value, str):
+                raise StoreError(f"a thread's {key} is a string, not {value!r}")
+            columns[key] = value
+        else:
+            if value is not None and not isinstance(value, str):
+                raise StoreError(f"a thread's {key} is a string or None, not {value!r}")
+            columns[key] = value
+    return columns
+
+
+def item_row(item: Mapping[str, Any]) -> tuple[str, int, str]:
+    """An item's key, ordinal and JSON text; :class:`StoreError` for an item without an ``id``."""
+    item_id = item.get("id")
+    if not isinstance(item_id, str) or not item_id:
+        raise StoreError(f"an item to store has no id: {str(item)[:200]}")
+    ordinal = item.get("ordinal", 0)
+    if not isinstance(ordinal, int) or isinstance(ordinal, bool):
+        raise StoreError(f"the item {item_id!r} has no integer ordinal: {ordinal!r}")
+    return item_id, ordinal, dumps(dict(item), f"the item {item_id!r}")
+
+
+def _taken(exc: sqlite3.IntegrityError) -> bool:
+    return "threads.name" in str(exc)
+
+
+class SqliteStore(Store):
+    """A store in one SQLite file (see the module's documentation); open it with
+    :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
+
+    def __init__(self, path: str, connection: sqlite3.Connection, version: int) -> None:
+        self.location = path
+        self._connection = connection
+        self._version = version
+        #: The one connection's turn: every read and write takes it.
+        self._limiter = anyio.CapacityLimiter(1)
+        #: Set (and replaced) at each commit of this store: wakes its followers.
+        self._changed = anyio.Event()
+        self._closed = False
+        self._last_time = 0.0
+        #: How often followers look for other processes' commits (seconds).
+        self.poll_seconds = POLL_SECONDS
+
+    @classmethod
+    async def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        synchronous: Synchronous = "NORMAL",
+        busy_timeout: float = BUSY_TIMEOUT,
+    ) -> SqliteStore:
+        """Open (creating or migrating) the store at ``path``.
+
+        :raises StoreError: the path cannot be opened or written (the path and the reason), it
+            is not a store, or its schema is newer than this library's.
+        """
+        location = os.fspath(path)
+        if synchronous not in ("NORMAL", "FULL"):
+            raise ValueError(f"synchronous is NORMAL or FULL, not {synchronous!r}")
+        connection, version = await anyio.to_thread.run_sync(
+            _connect, location, synchronous, busy_timeout
+        )
+        return cls(location, connection, version)
+
+    # --- running in the worker thread ---------------------------------------------------
+
+    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+
+        def call() -> T:
+            if self._closed:
+                raise StoreError(f"the store {self.location} is closed")
+            try:
+                return function(self._connection, *args)
+            except StoreError:
+                raise
+            except sqlite3.Error as exc:
+                raise StoreError(f"the store {self.location}: {exc}") from exc
+
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+
+    def _now(self) -> float:
+        """Now, never earlier than the last time this store gave (so that what was updated
+        later sorts later); called in the worker, one at a time."""
+        now = max(time.time(), self._last_time + 1e-6)
+        self._last_time = now
+        return now
+
+    def _wake(self) -> None:
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    # --- threads ------------------------------------------------------------------------
+
+    async def create_thread(
+        self,
+        *,
+        provider: str,
+        cwd: str,
+        name: str | None = None,
+        folders: Sequence[str] = (),
+        agent_session_id: str | None = None,
+        title: str | None = None,
+        command: Sequence[str] | None = None,
+    ) -> Thread:
+        columns = thread_columns(
+            {
+                "provider": provider,
+                "cwd": os.fspath(cwd),
+                "name": name,
+                "folders": folders,
+                "agent_session_id": agent_session_id,
+                "title": title,
+                "command": command,
+            }
+        )
+        thread_id = uuid.uuid4().hex
+
+        def create(con: sqlite3.Connection) -> Thread:
+            now = self._now()
+            try:
+                con.execute(
+                    "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
+                    "title, command, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        thread_id,
+                        columns["provider"],
+                        columns["cwd"],
+                        columns["name"],
+                        columns["agent_session_id"],
+                        columns["folders"],
+                        columns["title"],
+                        columns["command"],
+                        now,
+                        now,
+                    ),
+                )
+            except sqlite3.IntegrityError as exc:
+                if _taken(exc):
+                    raise StoreError(f"a thread is named {name!r} already") from exc
+                raise
+            return _read_thread(con, thread_id)
+
+        return await self._run(create)
+
+    async def thread(self, thread_id: str) -> Thread:
+        return await self._run(_read_thread, thread_id)
+
+    async def thread_named(self, name: str) -> Thread | None:
+        def named(con: sqlite3.Connection) -> Thread | None:
+            row = con.execute(
+                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = ?", (name,)
+            ).fetchone()
+            return _thread_of(row) if row is not None else None
+
+        return await self._run(named)
+
+    async def threads(self) -> list[Thread]:
+        def every(con: sqlite3.Connection) -> list[Thread]:
+            rows = con.execute(
+                f"SELECT {_THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, created_at DESC"
+            ).fetchall()
+            return [_thread_of(row) for row in rows]
+
+        return await self._run(every)
+
+    async def update_thread(self, thread_id: str, **fields: Any) -> Thread:
+        columns = thread_columns(fields)
+
+        def update(con: sqlite3.Connection) -> Thread:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                self._update_thread(con, thread_id, columns, fields.get("name"))
+                thread = _read_thread(con, thread_id)
+                con.execute("COMMIT")
+            except BaseException:
+                _rollback(con)
+                raise
+            return thread
+
+        return await self._run(update)
+
+    def _update_thread(
+        self, con: sqlite3.Connection, thread_id: str, columns: dict[str, Any], name: Any
+    ) -> None:
+        settings = "".join(f"{column} = ?, " for column in columns)
+        try:
+            cursor = con.execute(
+                f"UPDATE threads SET {settings}updated_at = ? WHERE id = ?",
+                (*columns.values(), self._now(), thread_id),
+            )
+        except sqlite3.IntegrityError as exc:
+            if _taken(exc):
+                raise StoreError(f"a thread is named {name!r} already") from exc
+            raise
+        if cursor.rowcount == 0:
+            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+
+    async def delete_thread(self, thread_id: str) -> None:
+        def delete(con: sqlite3.Connection) -> None:
+            # The turns, events, items and queued prompts go with it (ON DELETE CASCADE).
+            cursor = con.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
+            if cursor.rowcount == 0:
+                raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+
+        await self._run(delete)
+        self._wake()  # a follower of it learns it is gone
+
+    # --- what a session writes ----------------------------------------------------------
+
+    async def commit(self, thread_id: str, commit: Commit) -> int:
+        columns = thread_columns(commit.thread)
+        # Everything is JSON before the transaction starts: what cannot be is refused whole.
+        events = [dumps(dict(entry), "an event") for entry in commit.events]
+        items = [item_row(item) for item in commit.items]
+        turns = list(commit.turns)
+        for turn in turns:
+            if turn.thread_id != thread_id:
+                raise StoreError(
+                    f"a turn of the thread {turn.thread_id!r} committed to {thread_id!r}"
+                )
+
+        def write(con: sqlite3.Connection) -> int:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                last = self._append_events(con, thread_id, events)
+                self._upsert_items(con, thread_id, items)
+                self._upsert_turns(con, thread_id, turns)
+                self._update_thread(con, thread_id, columns, commit.thread.get("name"))
+                con.execute("COMMIT")
+            except BaseException:
+                _rollback(con)
+                raise
+            return last
+
+        try:
+            return await self._run(write)
+        finally:
+            self._wake()
+
+    def _append_events(self, con: sqlite3.Connection, thread_id: str, events: list[str]) -> int:
+        if con.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
+            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+        (last,) = con.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = ?", (thread_id,)
+        ).fetchone()
+        con.executemany(
+            "INSERT INTO events (thread_id, seq, entry) VALUES (?, ?, ?)",
+            [(thread_id, last + number, entry) for number, entry in enumerate(events, 1)],
+        )
+        return int(last) + len(events)
+
+    def _upsert_items(
+        self, con: sqlite3.Connection, thread_id: str, items: list[tuple[str, int, str]]
+    ) -> None:
+        con.executemany(
+            "INSERT INTO items (thread_id, item_id, ordinal, item) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (thread_id, item_id) DO UPDATE "
+            "SET ordinal = excluded.ordinal, item = excluded.item",
+            [(thread_id, *row) for row in items],
+        )
+
+    def _upsert_turns(self, con: sqlite3.Connection, thread_id: str, turns: list[Turn]) -> None:
+        con.executemany(
+            "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, started_at, "
+            "ended_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, turn_index) DO UPDATE "
+            "SET status = excluded.status, stop_reason = excluded.stop_reason, "
+            "error = excluded.error, started_at = excluded.started_at, "
+            "ended_at = excluded.ended_at",
+            [
+                (
+                    thread_id,
+                    turn.index,
+                    turn.status,
+                    turn.stop_reason,
+                    turn.error,
+                    turn.started_at,
+                    turn.ended_at,
+                )
+                for turn in turns
+            ],
+        )
+
+    # --- what is read back --------------------------------------------------------------
+
+    def _known(self, con: sqlite3.Connection, thread_id: str) -> None:
+        if con.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
+            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+
+    async def events(self, thread_id: str, *, after: int = 0) -> list[StoredEvent]:
+        def read(con: sqlite3.Connection) -> list[StoredEvent]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT seq, entry FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq",
+                (thread_id, after),
+            ).fetchall()
+            return [StoredEvent(thread_id, seq, loads(entry)) for seq, entry in rows]
+
+        return await self._run(read)
+
+    async def items(self, thread_id: str) -> list[dict[str, Any]]:
+        def read(con: sqlite3.Connection) -> list[dict[str, Any]]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT item FROM items WHERE thread_id = ? ORDER BY ordinal, item_id",
+                (thread_id,),
+            ).fetchall()
+            return [loads(item) for (item,) in rows]
+
+        return await self._run(read)
+
+    async def turns(self, thread_id: str) -> list[Turn]:
+        def read(con: sqlite3.Connection) -> list[Turn]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT turn_index, status, stop_reason, error, started_at, ended_at "
+                "FROM turns WHERE thread_id = ? ORDER BY turn_index",
+                (thread_id,),
+            ).fetchall()
+            return [_turn_of(thread_id, row) for row in rows]
+
+        return await self._run(read)
+
+    async def follow(self, thread_id: str, *, after: int = 0) -> AsyncIterator[StoredEvent]:
+        last = after
+        while True:
+            changed = self._changed
+            events = await self.events(thread_id, after=last)
+            for event in events:
+                last = event.seq
+                yield event
+            if not events:
+                # This store's commits wake it at once; another process's are seen at the
+                # next look.
+                with anyio.move_on_after(self.poll_seconds):
+                    await changed.wait()
+
+    # --- the prompt queue ---------------------------------------------------------------
+
+    async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
+        text = dumps([dict(block) for block in prompt], "the prompt")
+
+        def queue(con: sqlite3.Connection) -> int:
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                self._known(con, thread_id)
+                (position,) = con.execute(
+                    "SELECT COALESCE(MAX(position), 0) + 1 FROM queue WHERE thread_id = ?",
+                    (thread_id,),
+                ).fetchone()
+                con.execute(
+                    "INSERT INTO queue (thread_id, position, prompt, queued_at) "
+                    "VALUES (?, ?, ?, ?)",
+                    (thread_id, position, text, self._now()),
+                )
+                con.execute("COMMIT")
+            except BaseException:
+                _rollback(con)
+                raise
+            return int(position)
+
+        return await self._run(queue)
+
+    async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
+        def read(con: sqlite3.Connection) -> list[QueuedPrompt]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT position, prompt, queued_at FROM queue WHERE thread_id = ? "
+                "ORDER BY position",
+                (thread_id,),
+            ).fetchall()
+            return [
+                QueuedPrompt(thread_id, position, loads(prompt), queued_at)
+                for position, prompt, queued_at in rows
+            ]
+
+        return await self._run(read)
+
+    async def take_prompt(self, thread_id: str, position: int) -> None:
+        def take(con: sqlite3.Connection) -> None:
+            con.execute(
+                "DELETE FROM queue WHERE thread_id = ? AND position = ?", (thread_id, position)
+            )
+
+        await self._run(take)
+
+    # --- the store ----------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        return self._version
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        # After what is running now (the limiter's turn), nothing else runs.
+        async with self._limiter:
+            self._closed = True
+            self._connection.close()
+        self._wake()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.location!r})"
+
+
+def _rollback(con: sqlite3.Connection) -> None:
+    """Undo the transaction, if SQLite has not already (a full disk may have)."""
+    if con.in_transaction:
+        con.execute("ROLLBACK")
+
+
+def _read_thread(con: sqlite3.Connection, thread_id: str) -> Thread:
+    row = con.execute(
+        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,)
+    ).fetchone()
+    if row is None:
+        raise ThreadNotFound(f"no thread {thread_id!r}")
+    return _thread_of(row)
+
+
+# --- opening ------------------------------------------------------------------------------
+
+
+def _refuse_path(path: str) -> None:
+    """A path that cannot be a store file, said plainly before SQLite says it vaguely."""
+    if path == ":memory:" or path.startswith("file:"):
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise StoreError(f"cannot open the store {path}: it is a folder")
+    folder = target.parent
+    if not folder.exists():
+        raise StoreError(f"cannot open the store {path}: its folder {folder} does not exist")
+    if not folder.is_dir():
+        raise StoreError(f"cannot open the store {path}: {folder} is not a folder")
+
+
+def _why(path: str, exc: sqlite3.Error) -> str:
+    reason = str(exc)
+    folder = Path(path).parent
+    if path != ":memory:" and not os.access(folder, os.W_OK):
+        reason += f" (the folder {folder} is not writable)"
+    elif os.path.exists(path) and not os.access(path, os.W_OK):
+        reason += " (the file is not writable)"
+    return f"cannot open the store {path}: {reason}"
+
+
+def _connect(
+    path: str, synchronous: Synchronous, busy_timeout: float
+) -> tuple[sqlite3.Connection, int]:
+    _refuse_path(path)
+    try:
+        connection = sqlite3.connect(
+            path,
+            timeout=busy_timeout,
+            isolation_level=None,  # transactions are this module's: BEGIN IMMEDIATE ... COMMIT
+            check_same_thread=False,  # used from anyio's worker threads, one at a time
+            uri=path.startswith("file:"),
+        )
+    except sqlite3.Error as exc:
+        raise StoreError(_why(path, exc)) from exc
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute(f"PRAGMA synchronous = {synchronous}")
+        connection.execute("PRAGMA foreign_keys = ON")
+        version = _migrate(connection, path)
+    except BaseException as exc:
+        connection.close()
+        if isinstance(exc, sqlite3.Error):
+            raise StoreError(_why(path, exc)) from exc
+        raise
+    return connection, version
+
+
+def _version(connection: sqlite3.Connection, path: str) -> int | None:
+    """The store's schema version; None for an empty database."""
+    found = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    ).fetchone()
+    if found is None:
+        (tables,) = connection.execute(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
+        ).fetchone()
+        if tables:
+            raise StoreError(
+                f"cannot open the store {path}: it is an SQLite database, but not a store "
+                "(no meta table)"
+            )
+        return None
+    row = connection.execute(VERSION_QUERY).fetchone()
+    try:
+        return int(row[0]) if row is not None else None
+    except ValueError:
+        raise StoreError(
+            f"cannot open the store {path}: its schema version is {row[0]!r}"
+        ) from None
+
+
+def _migrate(connection: sqlite3.Connection, path: str) -> int:
+    """Bring the store to :data:`SCHEMA_VERSION` in one transaction; its version."""
+    version = _version(connection, path)
+    if version == SCHEMA_VERSION:
+        return version
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        version = _version(connection, path)  # another process may have migrated it meanwhile
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"cannot open the store {path}: its schema is version {version}, newer than "
+                f"this library's ({SCHEMA_VERSION}); upgrade acp-adapters"
+            )
+        if version is not None and version < 0:
+            raise StoreError(f"cannot open the store {path}: its schema version is {version}")
+        for statement in migration(version):
+            connection.execute(statement)
+        connection.execute("COMMIT")
+    except BaseException:
+        _rollback(connection)
+        raise
+    return SCHEMA_VERSION
