@@ -79,16 +79,33 @@ def loads(text: str) -> Any:
     return json.loads(text)
 
 
+def text(value: str | None) -> str | bytes | None:
+    """A string as a column keeps it: as it is, or (one with a lone surrogate, which UTF-8
+    cannot hold) as its bytes with the surrogate kept (``surrogatepass``)."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def untext(value: Any) -> Any:
+    """What :func:`text` wrote, as the string it was."""
+    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
+
+
 def _thread_of(row: Sequence[Any]) -> Thread:
     command = loads(row[9]) if row[9] is not None else None
     return Thread(
         id=row[0],
-        provider=row[1],
-        cwd=row[2],
-        name=row[3],
-        agent_session_id=row[4],
+        provider=untext(row[1]),
+        cwd=untext(row[2]),
+        name=untext(row[3]),
+        agent_session_id=untext(row[4]),
         folders=tuple(loads(row[5])),
-        title=row[6],
+        title=untext(row[6]),
         created_at=row[7],
         updated_at=row[8],
         command=tuple(command) if command is not None else None,
@@ -100,8 +117,8 @@ def _turn_of(thread_id: str, row: Sequence[Any]) -> Turn:
         thread_id=thread_id,
         index=row[0],
         status=row[1],
-        stop_reason=row[2],
-        error=row[3],
+        stop_reason=untext(row[2]),
+        error=untext(row[3]),
         started_at=row[4],
         ended_at=row[5],
     )
@@ -123,11 +140,11 @@ def thread_columns(fields: Mapping[str, Any]) -> dict[str, Any]:
         elif key in ("provider", "cwd"):
             if not isinstance(value, str):
                 raise StoreError(f"a thread's {key} is a string, not {value!r}")
-            columns[key] = value
+            columns[key] = text(value)
         else:
             if value is not None and not isinstance(value, str):
                 raise StoreError(f"a thread's {key} is a string or None, not {value!r}")
-            columns[key] = value
+            columns[key] = text(value)
     return columns
 
 
@@ -272,7 +289,7 @@ class SqliteStore(Store):
     async def thread_named(self, name: str) -> Thread | None:
         def named(con: sqlite3.Connection) -> Thread | None:
             row = con.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = ?", (name,)
+                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = ?", (text(name),)
             ).fetchone()
             return _thread_of(row) if row is not None else None
 
@@ -395,8 +412,8 @@ class SqliteStore(Store):
                     thread_id,
                     turn.index,
                     turn.status,
-                    turn.stop_reason,
-                    turn.error,
+                    text(turn.stop_reason),
+                    text(turn.error),
                     turn.started_at,
                     turn.ended_at,
                 )
