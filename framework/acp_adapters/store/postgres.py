@@ -1,0 +1,728 @@
+"""The PostgreSQL store: one database that several processes, on several machines, share.
+
+It needs psycopg 3 (``pip install 'acp-adapters[postgres]'``). Its blocking connections run
+in anyio's worker threads, so the store works under asyncio and trio alike:
+
+* **one connection** for the store's reads and writes, one call at a time (an anyio lock);
+  each :meth:`~PostgresStore.commit` is one transaction: all of it or none of it;
+* **several writers**: a commit locks its thread's row (``SELECT ... FOR UPDATE``) before it
+  numbers its events, so two processes writing one thread take turns and the ``seq`` of
+  its events has neither a gap nor a duplicate;
+* **followers**: a commit that adds events sends ``NOTIFY acp_adapters_events,
+  '<thread id>:<last seq>'`` in its transaction (so only once it is committed);
+  :meth:`~PostgresStore.follow` reads the events after ``after``, then after each
+  notification (one more connection, ``LISTEN``, shared by the store's followers);
+* **migrations**: versioned in the ``meta`` table (:mod:`.schema`, the same statements as
+  SQLite's), applied in one transaction under an advisory lock, so that two processes
+  opening a new database at once do not both create it; a database of a newer schema is
+  refused (:class:`~.base.StoreError`);
+* **JSON as text** (``TEXT``, :func:`acp_adapters._json.dumps`): ``jsonb`` could hold neither
+  ``\\u0000`` nor a lone surrogate, which the agents' strings may carry;
+* **faults**: a server that cannot be reached, refuses the login, or goes away is a
+  :class:`~.base.StoreError` naming the URL (never its password). Nothing is lost that was
+  committed; the next call connects again. A call whose connection turns out to be gone
+  before its transaction was committed is run once more on a new connection; a commit whose
+  ``COMMIT`` itself was cut off fails (it may or may not have been committed). A follower
+  whose ``LISTEN`` connection goes away connects again and reads what it missed; when the
+  server is still gone it fails with :class:`~.base.StoreError` (follow again from the last
+  ``seq`` it saw).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import time
+import urllib.parse
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+import psycopg
+import psycopg.errors
+
+from .base import (
+    SCHEMA_VERSION,
+    Commit,
+    QueuedPrompt,
+    Store,
+    StoredEvent,
+    StoreError,
+    Thread,
+    ThreadNotFound,
+    Turn,
+)
+from .schema import VERSION_QUERY, migration
+from .sqlite import dumps, item_row, loads, thread_columns
+
+T = TypeVar("T")
+
+#: The channel of the commits' notifications (payload ``'<thread id>:<last seq>'``).
+CHANNEL = "acp_adapters_events"
+#: The advisory lock (``pg_advisory_xact_lock``) that migrations are applied under.
+MIGRATION_LOCK = 0x6163_7061_6461_7074  # "acpadapt"
+#: How long connecting may take before it fails (seconds), unless the URL says.
+CONNECT_TIMEOUT = 10
+
+_THREAD_COLUMNS = (
+    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, command"
+)
+
+
+def redact(url: str) -> str:
+    """The URL without its password (in its user part or a ``password=`` parameter)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^@/]*@", "//***@", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, hosts = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{hosts}"
+    query = "&".join(
+        part
+        for part in parts.query.split("&")
+        if part and part.partition("=")[0].lower() != "password"
+    )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _password(url: str) -> str | None:
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return None
+    if parts.password:
+        return urllib.parse.unquote(parts.password)
+    for key, value in urllib.parse.parse_qsl(parts.query):
+        if key.lower() == "password":
+            return value
+    return None
+
+
+def _thread_of(row: Sequence[Any]) -> Thread:
+    command = loads(row[9]) if row[9] is not None else None
+    return Thread(
+        id=row[0],
+        provider=row[1],
+        cwd=row[2],
+        name=row[3],
+        agent_session_id=row[4],
+        folders=tuple(loads(row[5])),
+        title=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        command=tuple(command) if command is not None else None,
+    )
+
+
+def _turn_of(thread_id: str, row: Sequence[Any]) -> Turn:
+    return Turn(
+        thread_id=thread_id,
+        index=row[0],
+        status=row[1],
+        stop_reason=row[2],
+        error=row[3],
+        started_at=row[4],
+        ended_at=row[5],
+    )
+
+
+def _text(value: Any, what: str) -> Any:
+    """A string column's value: PostgreSQL's text holds neither NUL nor a lone surrogate."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            raise StoreError(f"{what} cannot be stored: it holds a NUL character")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise StoreError(f"{what} cannot be stored: it holds a lone surrogate") from None
+    return value
+
+
+class _Lost(Exception):
+    """The connection went away before the transaction was committed: run it again."""
+
+
+class PostgresStore(Store):
+    """A store in a PostgreSQL database (see the module's documentation); open it with
+    :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
+
+    def __init__(self, url: str, connection: psycopg.Connection[Any], version: int) -> None:
+        self._url = url
+        self.location = redact(url)
+        self._secret = _password(url)
+        self._version = version
+        self._connection: psycopg.Connection[Any] | None = connection
+        #: The one connection's turn: every read and write takes it.
+        self._lock = anyio.Lock()
+        self._closed = False
+        self._last_time = 0.0
+        # The followers' connection (LISTEN), opened by the first follower.
+        self._listener: psycopg.Connection[Any] | None = None
+        #: Its turn: the follower holding it reads the notifications for all of them.
+        self._listen_lock = anyio.Lock()
+        #: Connecting it: one follower at a time.
+        self._connect_lock = anyio.Lock()
+        #: Bumped each time the listener (re)connects: what it missed meanwhile is read again.
+        self._epoch = 0
+        #: Per followed thread: how many notifications of it were read.
+        self._wakeups: dict[str, int] = {}
+        self._followers: dict[str, int] = {}
+
+    @classmethod
+    async def open(cls, url: str) -> PostgresStore:
+        """Open (creating or migrating) the store in the database of ``url``
+        (``postgresql://user:password@host:port/database``, or any URL libpq takes).
+
+        :raises StoreError: the server cannot be reached or refuses the login (the URL without
+            its password, and why), the database is not a store, or its schema is newer than
+            this library's.
+        """
+        location = redact(url)
+        secret = _password(url)
+
+        def connect_and_migrate() -> tuple[psycopg.Connection[Any], int]:
+            connection = _connect(url, location, secret)
+            try:
+                version = _migrate(connection, location)
+            except BaseException as exc:
+                connection.close()
+                if isinstance(exc, psycopg.Error):
+                    raise StoreError(_why(location, secret, exc)) from None
+                raise
+            return connection, version
+
+        connection, version = await anyio.to_thread.run_sync(connect_and_migrate)
+        return cls(url, connection, version)
+
+    # --- running in the worker thread ---------------------------------------------------
+
+    async def _run(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(connection, *args)`` in one transaction, in a worker thread; again on a
+        new connection when the connection was found gone before it committed."""
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+
+        def call() -> T:
+            for attempt in (1, 2):
+                if self._closed:
+                    raise StoreError(f"the store {self.location} is closed")
+                try:
+                    return self._transaction(function, *args)
+                except _Lost as lost:
+                    if attempt == 2:
+                        raise StoreError(str(lost)) from None
+            raise AssertionError("unreachable")
+
+        async with self._lock:
+            return await anyio.to_thread.run_sync(call)
+
+    def _transaction(self, function: Callable[..., T], *args: Any) -> T:
+        connection = self._connection
+        if connection is None or connection.closed or connection.broken:
+            self._connection = None
+            if connection is not None:
+                connection.close()
+            connection = self._connection = _connect(self._url, self.location, self._secret)
+        committing = False
+        try:
+            with connection.transaction():
+                result = function(connection, *args)
+                committing = True  # what fails from here on is the COMMIT
+            return result
+        except StoreError:
+            raise
+        except psycopg.Error as exc:
+            why = _why(self.location, self._secret, exc)
+            if connection.closed or connection.broken:
+                self._connection = None
+                connection.close()
+                if not committing:
+                    raise _Lost(why) from None
+            raise StoreError(why) from None
+
+    def _now(self) -> float:
+        """Now, never earlier than the last time this store gave (so that what was updated
+        later sorts later); called in the worker, one at a time."""
+        now = max(time.time(), self._last_time + 1e-6)
+        self._last_time = now
+        return now
+
+    def _not_found(self, thread_id: str) -> ThreadNotFound:
+        return ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+
+    def _known(self, con: psycopg.Connection[Any], thread_id: str, *, lock: bool = False) -> None:
+        """:class:`ThreadNotFound` unless the thread is there (``lock``: its row locked until
+        the transaction ends, so that writers of one thread take turns)."""
+        query = "SELECT 1 FROM threads WHERE id = %s" + (" FOR UPDATE" if lock else "")
+        if con.execute(query, (thread_id,)).fetchone() is None:
+            raise self._not_found(thread_id)
+
+    # --- threads ------------------------------------------------------------------------
+
+    async def create_thread(
+        self,
+        *,
+        provider: str,
+        cwd: str,
+        name: str | None = None,
+        folders: Sequence[str] = (),
+        agent_session_id: str | None = None,
+        title: str | None = None,
+        command: Sequence[str] | None = None,
+    ) -> Thread:
+        columns = _checked(
+            thread_columns(
+                {
+                    "provider": provider,
+                    "cwd": os.fspath(cwd),
+                    "name": name,
+                    "folders": folders,
+                    "agent_session_id": agent_session_id,
+                    "title": title,
+                    "command": command,
+                }
+            )
+        )
+        thread_id = uuid.uuid4().hex
+
+        def create(con: psycopg.Connection[Any]) -> Thread:
+            now = self._now()
+            try:
+                con.execute(
+                    "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
+                    "title, command, created_at, updated_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    (
+                        thread_id,
+                        columns["provider"],
+                        columns["cwd"],
+                        columns["name"],
+                        columns["agent_session_id"],
+                        columns["folders"],
+                        columns["title"],
+                        columns["command"],
+                        now,
+                        now,
+                    ),
+                )
+            except psycopg.errors.UniqueViolation:
+                raise StoreError(f"a thread is named {name!r} already") from None
+            return self._read_thread(con, thread_id)
+
+        return await self._run(create)
+
+    def _read_thread(self, con: psycopg.Connection[Any], thread_id: str) -> Thread:
+        row = con.execute(
+            f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = %s", (thread_id,)
+        ).fetchone()
+        if row is None:
+            raise self._not_found(thread_id)
+        return _thread_of(row)
+
+    async def thread(self, thread_id: str) -> Thread:
+        return await self._run(self._read_thread, thread_id)
+
+    async def thread_named(self, name: str) -> Thread | None:
+        def named(con: psycopg.Connection[Any]) -> Thread | None:
+            row = con.execute(
+                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = %s", (name,)
+            ).fetchone()
+            return _thread_of(row) if row is not None else None
+
+        _text(name, "a thread's name")
+        return await self._run(named)
+
+    async def threads(self) -> list[Thread]:
+        def every(con: psycopg.Connection[Any]) -> list[Thread]:
+            rows = con.execute(
+                f"SELECT {_THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, created_at DESC"
+            ).fetchall()
+            return [_thread_of(row) for row in rows]
+
+        return await self._run(every)
+
+    async def update_thread(self, thread_id: str, **fields: Any) -> Thread:
+        columns = _checked(thread_columns(fields))
+
+        def update(con: psycopg.Connection[Any]) -> Thread:
+            self._update_thread(con, thread_id, columns, fields.get("name"))
+            return self._read_thread(con, thread_id)
+
+        return await self._run(update)
+
+    def _update_thread(
+        self, con: psycopg.Connection[Any], thread_id: str, columns: dict[str, Any], name: Any
+    ) -> None:
+        settings = "".join(f"{column} = %s, " for column in columns)
+        try:
+            cursor = con.execute(
+                f"UPDATE threads SET {settings}updated_at = %s WHERE id = %s",
+                (*columns.values(), self._now(), thread_id),
+            )
+        except psycopg.errors.UniqueViolation:
+            raise StoreError(f"a thread is named {name!r} already") from None
+        if cursor.rowcount == 0:
+            raise self._not_found(thread_id)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        def delete(con: psycopg.Connection[Any]) -> None:
+            # The turns, events, items and queued prompts go with it (ON DELETE CASCADE).
+            cursor = con.execute("DELETE FROM threads WHERE id = %s", (thread_id,))
+            if cursor.rowcount == 0:
+                raise self._not_found(thread_id)
+            # Its followers learn it is gone.
+            con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:0"))
+
+        await self._run(delete)
+
+    # --- what a session writes ----------------------------------------------------------
+
+    async def commit(self, thread_id: str, commit: Commit) -> int:
+        columns = _checked(thread_columns(commit.thread))
+        # Everything is JSON before the transaction starts: what cannot be is refused whole.
+        events = [dumps(dict(entry), "an event") for entry in commit.events]
+        items = [item_row(item) for item in commit.items]
+        for item_id, _, _ in items:
+            _text(item_id, "an item's id")
+        turns = list(commit.turns)
+        for turn in turns:
+            if turn.thread_id != thread_id:
+                raise StoreError(
+                    f"a turn of the thread {turn.thread_id!r} committed to {thread_id!r}"
+                )
+            _text(turn.stop_reason, "a turn's stop reason")
+            _text(turn.error, "a turn's error")
+
+        def write(con: psycopg.Connection[Any]) -> int:
+            self._known(con, thread_id, lock=True)
+            row = con.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = %s", (thread_id,)
+            ).fetchone()
+            last = int(row[0]) if row is not None else 0
+            with con.cursor() as cursor:
+                if events:
+                    cursor.executemany(
+                        "INSERT INTO events (thread_id, seq, entry) VALUES (%s, %s, %s)",
+                        [
+                            (thread_id, last + number, entry)
+                            for number, entry in enumerate(events, 1)
+                        ],
+                    )
+                if items:
+                    cursor.executemany(
+                        "INSERT INTO items (thread_id, item_id, ordinal, item) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, item_id) DO UPDATE "
+                        "SET ordinal = excluded.ordinal, item = excluded.item",
+                        [(thread_id, *item) for item in items],
+                    )
+                if turns:
+                    cursor.executemany(
+                        "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
+                        "started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                        "ON CONFLICT (thread_id, turn_index) DO UPDATE "
+                        "SET status = excluded.status, stop_reason = excluded.stop_reason, "
+                        "error = excluded.error, started_at = excluded.started_at, "
+                        "ended_at = excluded.ended_at",
+                        [
+                            (
+                                thread_id,
+                                turn.index,
+                                turn.status,
+                                turn.stop_reason,
+                                turn.error,
+                                turn.started_at,
+                                turn.ended_at,
+                            )
+                            for turn in turns
+                        ],
+                    )
+            self._update_thread(con, thread_id, columns, commit.thread.get("name"))
+            last += len(events)
+            if events:
+                # Sent when (and only if) the transaction commits.
+                con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:{last}"))
+            return last
+
+        return await self._run(write)
+
+    # --- what is read back --------------------------------------------------------------
+
+    async def events(self, thread_id: str, *, after: int = 0) -> list[StoredEvent]:
+        def read(con: psycopg.Connection[Any]) -> list[StoredEvent]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT seq, entry FROM events WHERE thread_id = %s AND seq > %s ORDER BY seq",
+                (thread_id, after),
+            ).fetchall()
+            return [StoredEvent(thread_id, int(seq), loads(entry)) for seq, entry in rows]
+
+        return await self._run(read)
+
+    async def items(self, thread_id: str) -> list[dict[str, Any]]:
+        def read(con: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT item FROM items WHERE thread_id = %s ORDER BY ordinal, item_id",
+                (thread_id,),
+            ).fetchall()
+            return [loads(item) for (item,) in rows]
+
+        return await self._run(read)
+
+    async def turns(self, thread_id: str) -> list[Turn]:
+        def read(con: psycopg.Connection[Any]) -> list[Turn]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT turn_index, status, stop_reason, error, started_at, ended_at "
+                "FROM turns WHERE thread_id = %s ORDER BY turn_index",
+                (thread_id,),
+            ).fetchall()
+            return [_turn_of(thread_id, row) for row in rows]
+
+        return await self._run(read)
+
+    async def follow(self, thread_id: str, *, after: int = 0) -> AsyncIterator[StoredEvent]:
+        self._followers[thread_id] = self._followers.get(thread_id, 0) + 1
+        self._wakeups.setdefault(thread_id, 0)
+        try:
+            # Listening before the first read: a commit after that read is notified.
+            await self._listening()
+            last = after
+            while True:
+                seen = self._seen(thread_id)
+                events = await self.events(thread_id, after=last)
+                for event in events:
+                    last = event.seq
+                    yield event
+                if not events:
+                    await self._notified(thread_id, seen)
+        finally:
+            self._followers[thread_id] -= 1
+            if not self._followers[thread_id]:
+                del self._followers[thread_id]
+                del self._wakeups[thread_id]
+
+    def _seen(self, thread_id: str) -> tuple[int, int]:
+        return self._epoch, self._wakeups.get(thread_id, 0)
+
+    async def _notified(self, thread_id: str, seen: tuple[int, int]) -> None:
+        """Return once a notification of the thread came after ``seen`` (or the listener
+        connected again). The follower whose turn it is reads the notifications for all."""
+        while self._seen(thread_id) == seen:
+            async with self._listen_lock:
+                if self._seen(thread_id) != seen:
+                    return
+                await self._read_notifications()
+
+    async def _listening(self) -> psycopg.Connection[Any]:
+        """The listener, connected (again) when it is not."""
+        async with self._connect_lock:
+            return await self._listening_locked()
+
+    async def _listening_locked(self) -> psycopg.Connection[Any]:
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+        listener = self._listener
+        if listener is not None and not listener.closed and not listener.broken:
+            return listener
+        self._listener = None
+        if listener is not None:
+            listener.close()
+
+        def listen() -> psycopg.Connection[Any]:
+            connection = _connect(self._url, self.location, self._secret)
+            try:
+                connection.execute(f"LISTEN {CHANNEL}")
+            except psycopg.Error as exc:
+                connection.close()
+                raise StoreError(_why(self.location, self._secret, exc)) from None
+            return connection
+
+        listener = await anyio.to_thread.run_sync(listen)
+        if self._closed:
+            listener.close()
+            raise StoreError(f"the store {self.location} is closed")
+        self._listener = listener
+        self._epoch += 1  # what was committed while no one listened is read again
+        return listener
+
+    async def _read_notifications(self) -> None:
+        """Wait for the listener's next notifications and count them (``_listen_lock``)."""
+        listener = await self._listening()
+        try:
+            await _wait_readable(listener)
+            notifications = list(listener.notifies(timeout=0))
+        except (psycopg.Error, OSError, anyio.ClosedResourceError) as exc:
+            if self._closed:
+                raise StoreError(f"the store {self.location} is closed") from None
+            listener.close()
+            self._listener = None
+            if not isinstance(exc, psycopg.Error):
+                raise
+            # Gone: once more on a new connection (a StoreError when the server is still
+            # gone); its followers read what they missed.
+            await self._listening()
+            return
+        for notification in notifications:
+            thread_id, _, _ = notification.payload.rpartition(":")
+            if thread_id in self._wakeups:
+                self._wakeups[thread_id] += 1
+
+    # --- the prompt queue ---------------------------------------------------------------
+
+    async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
+        text = dumps([dict(block) for block in prompt], "the prompt")
+
+        def queue(con: psycopg.Connection[Any]) -> int:
+            self._known(con, thread_id, lock=True)
+            row = con.execute(
+                "INSERT INTO queue (thread_id, position, prompt, queued_at) "
+                "SELECT %s, COALESCE(MAX(position), 0) + 1, %s, %s FROM queue "
+                "WHERE thread_id = %s RETURNING position",
+                (thread_id, text, self._now(), thread_id),
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+        return await self._run(queue)
+
+    async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
+        def read(con: psycopg.Connection[Any]) -> list[QueuedPrompt]:
+            self._known(con, thread_id)
+            rows = con.execute(
+                "SELECT position, prompt, queued_at FROM queue WHERE thread_id = %s "
+                "ORDER BY position",
+                (thread_id,),
+            ).fetchall()
+            return [
+                QueuedPrompt(thread_id, int(position), loads(prompt), queued_at)
+                for position, prompt, queued_at in rows
+            ]
+
+        return await self._run(read)
+
+    async def take_prompt(self, thread_id: str, position: int) -> None:
+        def take(con: psycopg.Connection[Any]) -> None:
+            con.execute(
+                "DELETE FROM queue WHERE thread_id = %s AND position = %s", (thread_id, position)
+            )
+
+        await self._run(take)
+
+    # --- the store ----------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        return self._version
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            _notify_closing(listener)
+            listener.close()
+        # After what is running now (the lock's turn), nothing else runs.
+        async with self._lock:
+            connection, self._connection = self._connection, None
+            if connection is not None:
+                await anyio.to_thread.run_sync(connection.close)
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"
+
+
+def _checked(columns: dict[str, Any]) -> dict[str, Any]:
+    """A thread's columns (:func:`.sqlite.thread_columns`) as PostgreSQL's text holds them:
+    :class:`StoreError` for a NUL or a lone surrogate (which SQLite keeps, as bytes)."""
+    for column, value in columns.items():
+        if isinstance(value, bytes):
+            raise StoreError(f"a thread's {column} cannot be stored: it holds a lone surrogate")
+        _text(value, f"a thread's {column}")
+    return columns
+
+
+async def _wait_readable(connection: psycopg.Connection[Any]) -> None:
+    wait = getattr(anyio, "wait_readable", None)
+    if wait is not None:  # anyio >= 4.7
+        await wait(connection.fileno())
+        return
+    import socket
+
+    with socket.socket(fileno=os.dup(connection.fileno())) as sock:
+        await anyio.wait_socket_readable(sock)
+
+
+def _notify_closing(connection: psycopg.Connection[Any]) -> None:
+    notify = getattr(anyio, "notify_closing", None)
+    if notify is not None and not connection.closed:
+        # No event loop here, or no socket any more: nothing waits on it.
+        with contextlib.suppress(RuntimeError, psycopg.Error):
+            notify(connection.fileno())
+
+
+# --- connecting ---------------------------------------------------------------------------
+
+
+def _reason(secret: str | None, exc: BaseException) -> str:
+    """What the driver said, on one line, without the password (should it say it)."""
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    if secret:
+        reason = reason.replace(secret, "***")
+    return reason
+
+
+def _why(location: str, secret: str | None, exc: BaseException) -> str:
+    return f"the store {location}: {_reason(secret, exc)}"
+
+
+def _connect(url: str, location: str, secret: str | None) -> psycopg.Connection[Any]:
+    options: dict[str, Any] = {"autocommit": True, "application_name": "acp-adapters"}
+    if "connect_timeout" not in url:
+        options["connect_timeout"] = CONNECT_TIMEOUT
+    try:
+        return psycopg.connect(url, **options)
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot connect to the store {location}: {_reason(secret, exc)}"
+        ) from None
+
+
+def _migrate(connection: psycopg.Connection[Any], location: str) -> int:
+    """Bring the store to :data:`SCHEMA_VERSION` in one transaction, under the migrations'
+    advisory lock (another process opening it now waits, then finds it migrated)."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        version = _version(connection, location)
+        if version is not None and version > SCHEMA_VERSION:
+            raise StoreError(
+                f"cannot open the store {location}: its schema is version {version}, newer "
+                f"than this library's ({SCHEMA_VERSION}); upgrade acp-adapters"
+            )
+        if version is not None and version < 0:
+            raise StoreError(f"cannot open the store {location}: its schema version is {version}")
+        for statement in migration(version):
+            connection.execute(statement)
+    return SCHEMA_VERSION
+
+
+def _version(connection: psycopg.Connection[Any], location: str) -> int | None:
+    """The store's schema version; None for a database without a store."""
+    row = connection.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+    if row is None or not row[0]:
+        return None
+    found = connection.execute(VERSION_QUERY).fetchone()
+    if found is None:
+        raise StoreError(f"cannot open the store {location}: its meta table has no version")
+    try:
+        return int(found[0])
+    except ValueError:
+        raise StoreError(
+            f"cannot open the store {location}: its schema version is {found[0]!r}"
+        ) from None
