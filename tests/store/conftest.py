@@ -20,15 +20,13 @@ else:
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def store_target(request: pytest.FixtureRequest, tmp_path: Path, anyio_backend: str) -> str:
+def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Where a store is: a new SQLite file, or the test session's PostgreSQL database (shared
     by the tests: each test keeps to the threads it creates)."""
     if request.param == "sqlite":
         return str(tmp_path / "store.db")
     if POSTGRES_MISSING is not None:
         pytest.skip(POSTGRES_MISSING)
-    if anyio_backend != "asyncio":
-        pytest.skip("psycopg's async connections run on asyncio only")
     try:
         return str(request.getfixturevalue("postgres_url"))
     except pytest.skip.Exception:
