@@ -454,3 +454,27 @@ async def test_a_commit_is_whole_or_not_at_all(store: PostgresStore) -> None:
     assert _entries(await store.events(thread.id)) == [{"n": 1}]
     assert await store.items(thread.id) == []
     assert await store.commit(thread.id, Commit(events=[{"n": 2}])) == 2
+
+
+async def test_closing_the_store_ends_its_followers(database: str) -> None:
+    store = await PostgresStore.open(database)
+    thread = await store.create_thread(provider="fake", cwd="/tmp")
+    await store.commit(thread.id, Commit(events=[{"n": 1}]))
+    waiting = anyio.Event()
+    ended: list[StoreError] = []
+
+    async def follow() -> None:
+        try:
+            async with aclosing(store.follow(thread.id)) as events:
+                async for _ in events:
+                    waiting.set()
+        except StoreError as exc:
+            ended.append(exc)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(follow)
+        group.start_soon(follow)
+        await waiting.wait()
+        await store.close()
+    assert len(ended) == 2
+    assert all("closed" in str(exc) for exc in ended)
