@@ -16,7 +16,9 @@ Every request it takes is appended, as one JSON line ``{"method", "params"}``, t
 * ``session/list`` pages the sessions ``--page`` at a time (default 2), the cursor being
   the index of the next one.
 * A prompt is answered ``<session id>: <words>``; ``slow`` sends ``working`` and waits for
-  ``session/cancel`` of its session (its stop reason ``cancelled``); ``poke <id>`` asks the
+  ``session/cancel`` of its session (its stop reason ``cancelled``); with
+  ``$SESSIONS_AGENT_STATE`` naming a file, the stored sessions are kept there for the next
+  process; ``poke <id>`` asks the
   client to read ``existing.txt`` for session ``<id>`` and says ``read`` or ``refused: ...``;
   ``env NAME`` says the value of the variable ``NAME`` in its environment, or ``unset``.
 * With ``--require-login``, ``session/new`` is refused (-32000 "Authentication required")
@@ -50,6 +52,8 @@ OFFERS = set(filter(None, _value("--offer", "").split(",")))
 AUTH = [a for a in _value("--auth", "").split(",") if a]
 PAGE = int(_value("--page", "2"))
 LOG = os.environ.get("SESSIONS_AGENT_LOG")
+#: A file the stored sessions are kept in, so that another process of the agent has them.
+STATE = os.environ.get("SESSIONS_AGENT_STATE")
 MARK = Path(".logged-in")
 
 HISTORY = [
@@ -72,6 +76,9 @@ class Agent:
             "old-2": [],
             "old-3": [],
         }
+        if STATE and os.path.exists(STATE):
+            with open(STATE, encoding="utf-8") as kept:
+                self.stored = json.load(kept)
         self.open: set[str] = set()
         self.made = 0
         self.forks = 0
@@ -88,6 +95,12 @@ class Agent:
         answer = self.asked[request_id] = asyncio.get_running_loop().create_future()
         await self.send({"id": request_id, "method": method, "params": params})
         return await answer
+
+    def keep(self) -> None:
+        """The stored sessions, for the next process of the agent (``$SESSIONS_AGENT_STATE``)."""
+        if STATE:
+            with open(STATE, "w", encoding="utf-8") as kept:
+                json.dump(self.stored, kept)
 
     async def send(self, message: dict[str, Any]) -> None:
         async with self.write_lock:
@@ -297,6 +310,7 @@ class Agent:
             return
         try:
             result = await self.handle(str(method), params)
+            self.keep()
         except RpcFailure as failure:
             await self.send(
                 {"id": message["id"], "error": {"code": failure.code, "message": failure.message}}

@@ -460,7 +460,7 @@ SESSIONS_AGENT = Path(__file__).resolve().parents[1] / "agents" / "sessions_agen
 
 
 def test_session_goes_on_with_an_earlier_session(cli: Invoke, tmp_path: Path) -> None:
-    """--session: resumed when the agent can, else loaded, the history shown as replayed."""
+    """--resume: resumed when the agent can, else loaded, the history shown as replayed."""
     log = tmp_path / "log.jsonl"
     for offer, opened in (("load", "session/load"), ("resume,load", "session/resume")):
         agent = shlex.join([sys.executable, str(SESSIONS_AGENT), "--offer", offer])
@@ -472,7 +472,7 @@ def test_session_goes_on_with_an_earlier_session(cli: Invoke, tmp_path: Path) ->
             str(tmp_path),
             "--format",
             "json",
-            "--session",
+            "--resume",
             "old-1",
             "again",
             env={"SESSIONS_AGENT_LOG": str(log)},

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,6 +32,42 @@ from .format import (
 )
 
 _DIRECTIONS = {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT, "disk": DISK_READ}
+
+
+def capture_entry(
+    direction: str, message: Any, at: float, portable: Callable[[Any], Any] = lambda v: v
+) -> dict[str, Any]:
+    """The capture entry of one event of a session's traffic (``("out" | "in", message)``,
+    ``("raw", text)``, ``("disk", read)``, ``("exit", {"code", "stderr"})``) at ``at``:
+    what the traffic reader takes in, with its strings made ``portable``."""
+    entry: dict[str, Any] = {"dir": _DIRECTIONS.get(direction, AGENT_RAW), "t": at}
+    if direction == "raw":
+        entry["raw"] = portable(str(message))
+    elif direction == "exit":
+        entry["code"] = message.get("code")
+        entry["stderr"] = portable(str(message.get("stderr", "")))
+    elif direction == "disk":
+        # The file's text is made portable as the messages are: an agent's oldText
+        # naming the workspace must still be found in it when the capture is projected.
+        entry.update(portable(message))
+    else:
+        entry["msg"] = portable(message)
+    return entry
+
+
+def entry_event(entry: dict[str, Any]) -> tuple[str, Any] | None:
+    """The event a capture entry was made of (the inverse of :func:`capture_entry`), or None
+    for what is not one."""
+    direction = {value: key for key, value in _DIRECTIONS.items()}.get(entry.get("dir", ""))
+    if direction in ("out", "in") and "msg" in entry:
+        return direction, entry["msg"]
+    if direction == "exit":
+        return direction, {"code": entry.get("code"), "stderr": entry.get("stderr", "")}
+    if direction == "disk":
+        return direction, {k: v for k, v in entry.items() if k not in ("dir", "t")}
+    if isinstance(entry.get("raw"), str):
+        return "raw", entry["raw"]
+    return None
 
 
 class CaptureRecorder:
@@ -70,21 +107,8 @@ class CaptureRecorder:
         """
         if self._file is None:
             return
-        entry: dict[str, Any] = {
-            "dir": _DIRECTIONS.get(direction, AGENT_RAW),
-            "t": round(time.monotonic() - self._start, 6),
-        }
-        if direction == "raw":
-            entry["raw"] = self.portable(str(message))
-        elif direction == "exit":
-            entry["code"] = message.get("code")
-            entry["stderr"] = self.portable(str(message.get("stderr", "")))
-        elif direction == "disk":
-            # The file's text is made portable as the messages are: an agent's oldText
-            # naming the workspace must still be found in it when the capture is projected.
-            entry.update(self.portable(message))
-        else:
-            entry["msg"] = self.portable(message)
+        at = round(time.monotonic() - self._start, 6)
+        entry = capture_entry(direction, message, at, self.portable)
         self._file.write(_json.dumps(entry) + "\n")
         self._file.flush()
 

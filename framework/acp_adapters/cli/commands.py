@@ -41,6 +41,7 @@ from .registry import ensure_installed, registry
 from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps, dumps_line
+from .sessions import sessions
 from .settings import Settings, parse_setting
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -367,11 +368,26 @@ def _terminal(stream: Any) -> bool:
     "NAME=http(s)://... (HTTP) (repeatable).",
 )
 @click.option(
-    "--session",
+    "--resume",
     "resume",
     metavar="ID",
-    help="Go on with an earlier session of the agent: resumed when it can, else loaded "
-    "(its history replayed, and shown).",
+    help="Go on with an earlier session of the agent (its own id): resumed when it can, "
+    "else loaded (its history replayed, and shown).",
+)
+@click.option(
+    "-s",
+    "--session",
+    "thread",
+    metavar="NAME",
+    help="A named session kept in the store: made on first use, and gone on with after "
+    "(its agent session resumed, else loaded; its timeline continued).",
+)
+@click.option(
+    "--store",
+    "store",
+    metavar="PATH_OR_URL",
+    help="The store for -s: a SQLite file or a postgresql:// URL (default: a SQLite file "
+    "in your data folder, or ACP_ADAPTERS_STORE).",
 )
 @click.option(
     "--prompt",
@@ -422,6 +438,8 @@ def run(
     mcp_configs: tuple[str, ...],
     mcp_servers: tuple[str, ...],
     resume: str | None,
+    thread: str | None,
+    store: str | None,
     prompts: tuple[str, ...],
     model: str | None,
     mode: str | None,
@@ -527,6 +545,8 @@ def run(
             questions_from_terminal=from_stdin,
             label=label,
             resume=resume,
+            thread=thread,
+            store=store,
         )
     )
     folder = os.path.abspath(cwd)
@@ -650,5 +670,6 @@ def providers(output: Format) -> None:
 
 
 main.add_command(registry)
+main.add_command(sessions)
 
 __all__ = ["main"]

@@ -40,6 +40,7 @@ from ..client import (
 )
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
+from ..store.open import default_store
 from ..timeline.items import TimelineItem
 from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
 from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, Failure, Stopped, explain
@@ -289,9 +290,12 @@ async def run_session(
     questions_from_terminal: bool = False,
     label: str | None = None,
     resume: str | None = None,
+    thread: str | None = None,
+    store: str | None = None,
 ) -> Outcome:
-    """Open a session (``resume``: that earlier one, resumed or loaded), send the prompts,
-    one turn each, and return its timeline (printed as it goes in text and jsonl).
+    """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
+    session of the store, made or gone on with), send the prompts, one turn each, and
+    return its timeline (printed as it goes in text and jsonl).
 
     ``prompt`` is one prompt or several, sent in order; with ``interactive``, more are read
     from stdin after them, one a line, until an empty line or the end of input.
@@ -365,6 +369,7 @@ async def run_session(
                     mcp_servers=mcp_servers,
                     observe=observe if wants_models else None,
                     session_id=resume,
+                    **_kept(thread, store),
                 ) as session:
                     signals.session = session
                     if questions is not None:
@@ -420,6 +425,13 @@ async def run_session(
         raise Stopped(signals.stopped, killed=signals.session is not None)
     assert outcome is not None  # only a stop cancels the run
     return outcome
+
+
+def _kept(thread: str | None, store: str | None) -> dict[str, Any]:
+    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store)."""
+    if thread is None:
+        return {}
+    return {"store": store if store is not None else default_store(), "thread": thread}
 
 
 def _asks(policy: Policy) -> bool:

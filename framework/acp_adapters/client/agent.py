@@ -153,6 +153,9 @@ class Agent:
         self._login = login
         self.agent_env = agent_env
         self._observe = observe
+        #: Called with every event of the traffic and the time the traffic reader was
+        #: given for it (a store keeps both: its log rebuilds the timeline exactly).
+        self.timed_observers: list[Callable[[str, Any, float], None]] = []
         self._closed = anyio.Event()
         #: How the agent went away (its exit status, its stderr), once it has.
         self.gone: ConnectionClosed | None = None
@@ -226,6 +229,8 @@ class Agent:
             code, stderr = payload.get("code"), str(payload.get("stderr", ""))
             for reader in readers:
                 reader.exited(code, stderr, at)
+        for timed in self.timed_observers:
+            timed(direction, payload, at)
         if self._observe is not None:
             self._observe(direction, payload)
 

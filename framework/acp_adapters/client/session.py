@@ -65,6 +65,7 @@ from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..registry.launch import base_environment
 from ..runtime import CONTENT_BUDGET, SessionState
+from ..store.base import Store, StoreError, Thread, ThreadNotFound
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.jsonrpc import (
@@ -84,6 +85,7 @@ from .answers import (
 from .auth import AuthMethod, LoginCallback
 from .capabilities import check_prompt
 from .mcp import McpServer, as_servers, wire_servers
+from .persistence import StoreErrorCallback, ThreadWriter, reopened
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
@@ -270,6 +272,8 @@ class Session:
         # The prompt queue: whether a turn runs, and the prompts waiting for it to end.
         self._turn_busy = False
         self._waiting: deque[_Ticket] = deque()
+        #: The store's thread this session is kept in (``connect(store=...)``), if any.
+        self.thread: Thread | None = None
         #: What ends the streams of :meth:`changes` (when the session closes or the agent goes).
         self._watchers: list[Callable[[], None]] = []
 
@@ -929,6 +933,9 @@ async def connect(
     session_id: str | None = None,
     login: LoginCallback | None = None,
     unstable: bool = False,
+    store: Store | str | os.PathLike[str] | None = None,
+    thread: str | None = None,
+    on_store_error: StoreErrorCallback | None = None,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -958,6 +965,15 @@ async def connect(
         (``authenticate`` with one); given, the client offers ``auth.terminal``.
         :func:`~acp_adapters.client.auth.run_login_here` runs it on this terminal.
     :param unstable: allow the unstable methods of the schema (``session/fork``).
+    :param store: keep the session in a store (a :class:`~acp_adapters.store.Store`, or
+        what :func:`~acp_adapters.store.open_store` opens: a SQLite path, a
+        ``postgresql://`` URL): its thread's event log, items and turns, committed as
+        they come (``session.thread``).
+    :param thread: the thread (an id, or a name) to go on with: read back from the store,
+        and its agent session resumed (else loaded, without its history twice); a name no
+        thread has yet starts a new thread of that name. Without it, a new thread.
+    :param on_store_error: called with each :class:`~acp_adapters.store.StoreError` of a
+        commit (the session goes on; the commit is tried again).
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
         with ``("raw", text)`` for each line the agent printed that was not JSON, with
         ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
@@ -1060,9 +1076,31 @@ async def connect(
     # The first session reads the negotiation itself; the others are told of it.
     session = Session(agent, settings)
     agent.sessions.append(session)
+    writer: ThreadWriter | None = None
+    opened_store: Store | None = None
     try:
+        if store is not None:
+            if isinstance(store, Store):
+                the_store = store
+            else:
+                from ..store.open import open_store  # the backends load only when used
+
+                the_store = opened_store = await open_store(store)
+            writer, session_id = await _thread_writer(
+                the_store,
+                thread,
+                session,
+                chosen,
+                workspace,
+                command,
+                session_id,
+                on_store_error,
+                recorder,
+            )
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(agent.run, task_group)
+            if writer is not None:
+                task_group.start_soon(writer.run)
             try:
                 await agent.initialize(
                     protocol or chosen.protocol_version, elicit=elicit is not None
@@ -1074,6 +1112,9 @@ async def connect(
                 yield session
             finally:
                 await agent.shutdown(close_grace)
+                if writer is not None:
+                    with contextlib.suppress(StoreError):
+                        await writer.flush()
                 task_group.cancel_scope.cancel()
                 if recorder is not None:
                     recorder.close()
@@ -1083,6 +1124,50 @@ async def connect(
         if len(group.exceptions) == 1:
             raise group.exceptions[0] from None
         raise
+    finally:
+        if opened_store is not None:
+            with anyio.CancelScope(shield=True):
+                await opened_store.close()
+
+
+async def _thread_writer(
+    store: Store,
+    thread: str | None,
+    session: Session,
+    provider: Provider,
+    workspace: Workspace,
+    command: Sequence[str],
+    session_id: str | None,
+    on_error: StoreErrorCallback | None,
+    recorder: CaptureRecorder | None = None,
+) -> tuple[ThreadWriter, str | None]:
+    """The session's thread (``thread``: an id or a name; found, or made) and its writer;
+    a thread found is read back into the session first. The agent session to open: the
+    one asked for, else the thread's."""
+    found: Thread | None = None
+    if thread is not None:
+        found = await store.thread_named(thread)
+        if found is None:
+            with contextlib.suppress(ThreadNotFound):
+                found = await store.thread(thread)
+    if found is None:
+        found = await store.create_thread(
+            provider=provider.id,
+            cwd=str(workspace.cwd),
+            name=thread,
+            folders=[str(root) for root in workspace.roots[1:]],
+            command=None if provider.launch is not None else list(command),
+        )
+        writer = ThreadWriter(store, found, session, on_error=on_error)
+    else:
+        writer = ThreadWriter(store, found, session, on_error=on_error)
+        writer.attach()  # what the read back writes (a turn ended) is the thread's too
+        await reopened(writer, recorder)
+        session.thread = found
+        return writer, session_id or found.agent_session_id
+    writer.attach()
+    session.thread = found
+    return writer, session_id
 
 
 __all__ = [

@@ -1,0 +1,239 @@
+"""A live session kept in a store: its thread, its event log, its items, its turns.
+
+:class:`ThreadWriter` follows one :class:`~.session.Session`: every event of the
+connection's traffic (exactly what the traffic reader takes in, with the time it was given
+for it) and every item that appeared or changed. A background task commits them: each
+commit is the events that came since the last one and the items as they are now, in one
+transaction (:meth:`~acp_adapters.store.Store.commit`). While a commit runs, what comes
+waits for the next, so a fast agent makes fewer, larger commits, never a backlog of small
+ones. A commit that fails (the store went away, the disk is full) is kept and tried again;
+the session goes on, and the failure is reported (:attr:`ThreadWriter.failures`, and the
+application's ``on_store_error`` callback).
+
+A thread opened again (:func:`reopened`) is first read back from its log: the session's
+traffic reader takes in the stored events before the agent starts, so the timeline goes on
+where it was (ids, ordinals, turns), and the history the agent replays as its session is
+loaded is not added twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from ..capture.recorder import capture_entry, entry_event
+from ..store.base import Commit, Store, StoreError, Thread, Turn, TurnStatus
+from ..timeline.items import TimelineItem
+
+if TYPE_CHECKING:
+    from .session import Session
+
+#: How long a failed commit waits before it is tried again, at most (it doubles from 0.1 s).
+RETRY_SECONDS = 5.0
+#: How many times the commit at a session's end is tried (about 3 s in all).
+FLUSH_ATTEMPTS = 5
+
+StoreErrorCallback = Callable[[StoreError], None]
+
+
+def item_json(item: TimelineItem) -> dict[str, Any]:
+    """An item as the store keeps it."""
+    return item.model_dump(mode="json")
+
+
+class ThreadWriter:
+    """Writes one session's traffic and items into its thread of a store."""
+
+    def __init__(
+        self,
+        store: Store,
+        thread: Thread,
+        session: Session,
+        *,
+        on_error: StoreErrorCallback | None = None,
+    ) -> None:
+        self.store = store
+        self.thread = thread
+        self.session = session
+        self._on_error = on_error
+        #: The commits that failed, in order (the last one is being tried again).
+        self.failures: list[StoreError] = []
+        self._events: list[dict[str, Any]] = []
+        self._items: dict[str, TimelineItem] = {}
+        self._turns: dict[int, Turn] = {}
+        self._thread_fields: dict[str, Any] = {}
+        self._more = anyio.Event()
+        self._idle = anyio.Event()
+        self._idle.set()
+        self._reading_back = False
+        self._known_session = thread.agent_session_id
+        self._known_title = thread.title
+
+    # --- what it hears ----------------------------------------------------------------
+
+    def attach(self) -> None:
+        """Start hearing the session's traffic and items."""
+        self.session.agent.timed_observers.append(self.event)
+        self.session.projector.listeners.append(self.item)
+        self.session.projector.session_listeners.append(self.changed)
+
+    def event(self, direction: str, payload: Any, at: float) -> None:
+        if self._reading_back:
+            return
+        self._events.append(capture_entry(direction, payload, at))
+        self._wake()
+
+    def item(self, item: TimelineItem) -> None:
+        if self._reading_back:
+            return
+        self._items[item.id] = item
+        self._wake()
+
+    def changed(self, kind: str) -> None:
+        if self._reading_back:
+            return
+        state = self.session.projector.state
+        if state.session_id is not None and state.session_id != self._known_session:
+            self._known_session = state.session_id
+            self._thread_fields["agent_session_id"] = state.session_id
+        title = state.info.title
+        if isinstance(title, str) and title != self._known_title:
+            self._known_title = title
+            self._thread_fields["title"] = title
+        if kind == "turn" and state.turn > 0:
+            self._turns[state.turn] = self._turn(state)
+        self._wake()
+
+    def _turn(self, state: Any) -> Turn:
+        turn_state = state.turn_state
+        stop = turn_state.stop_reason
+        status: TurnStatus = "running"
+        if turn_state.state == "idle":
+            status = (
+                "cancelled"
+                if stop == "cancelled"
+                else "failed"
+                if stop in ("error", "agent_exited")
+                else "completed"
+            )
+        previous = self._turns.get(state.turn)
+        return Turn(
+            thread_id=self.thread.id,
+            index=state.turn,
+            status=status,
+            stop_reason=stop,
+            error=None if status != "failed" else f"the turn ended: {stop}",
+            started_at=previous.started_at if previous else 0.0,
+        )
+
+    def _wake(self) -> None:
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        self._more.set()
+
+    # --- committing -------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Commit what comes, until cancelled (then :meth:`flush` writes the rest)."""
+        delay = 0.1
+        while True:
+            await self._more.wait()
+            self._more = anyio.Event()
+            try:
+                await self._commit_pending()
+            except StoreError as error:
+                self._failed(error)
+                await anyio.sleep(delay)
+                delay = min(delay * 2, RETRY_SECONDS)
+                self._more.set()
+                continue
+            delay = 0.1
+
+    def _failed(self, error: StoreError) -> None:
+        self.failures.append(error)
+        del self.failures[:-100]  # the most recent: a store down for long fails often
+        if self._on_error is not None:
+            self._on_error(error)
+
+    async def _commit_pending(self) -> None:
+        """One commit of what is pending; on a failure it stays pending, in order."""
+        self.session.projector.flush()  # the items as the messages handled make them
+        events, items = self._events, self._items
+        turns, fields = self._turns, self._thread_fields
+        if not (events or items or turns or fields):
+            self._idle.set()
+            return
+        self._events, self._items, self._turns, self._thread_fields = [], {}, {}, {}
+        commit = Commit(
+            events=events,
+            items=[item_json(item) for item in items.values()],
+            turns=list(turns.values()),
+            thread=fields,
+        )
+        try:
+            await self.store.commit(self.thread.id, commit)
+        except BaseException:
+            # Kept for the next commit, before what came meanwhile.
+            self._events = events + self._events
+            self._items = {**items, **self._items}
+            self._turns = {**turns, **self._turns}
+            self._thread_fields = {**fields, **self._thread_fields}
+            raise
+        if not (self._events or self._items or self._turns or self._thread_fields):
+            self._idle.set()
+
+    async def flush(self, attempts: int = FLUSH_ATTEMPTS) -> None:
+        """Commit everything pending now (at the session's end), trying again after a
+        failure (each reported); the last failure raises."""
+        delay = 0.1
+        with anyio.CancelScope(shield=True):
+            for attempt in range(attempts):
+                try:
+                    await self._commit_pending()
+                    return
+                except StoreError as error:
+                    self._failed(error)
+                    if attempt == attempts - 1:
+                        raise
+                await anyio.sleep(delay)
+                delay = min(delay * 2, RETRY_SECONDS)
+
+    # --- a thread opened again ----------------------------------------------------------
+
+    async def read_back(self, recorder: Callable[[str, Any], None] | None = None) -> int:
+        """Feed the thread's stored events to the session's traffic reader (before the
+        agent starts): the timeline is where the thread left it. How many events.
+
+        ``recorder`` (the session's capture recorder) gets them too: a recording of a
+        thread gone on with holds all that its timeline was made of.
+        """
+        events = await self.store.events(self.thread.id)
+        self._reading_back = True
+        try:
+            traffic = self.session.traffic
+            for stored in events:
+                traffic.entry(stored.entry)
+                event = entry_event(stored.entry) if recorder is not None else None
+                if recorder is not None and event is not None:
+                    recorder(*event)
+            self.session.projector.flush()
+        finally:
+            self._reading_back = False
+        return len(events)
+
+
+async def reopened(
+    writer: ThreadWriter, recorder: Callable[[str, Any], None] | None = None
+) -> None:
+    """Read a thread back into its session, before the agent starts: the stored events go
+    through the traffic reader. A turn the log leaves running (the process that ran it
+    ended mid-turn) is ended here as the agent's exit ends one: failed, with the reason,
+    written to the log like any event."""
+    if not await writer.read_back(recorder):
+        return
+    if writer.session.projector.state.turn_state.state != "idle":
+        writer.session.agent.saw(
+            "exit",
+            {"code": None, "stderr": "the process that ran this session ended mid-turn"},
+        )

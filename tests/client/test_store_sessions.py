@@ -1,0 +1,189 @@
+"""Sessions kept in a store: recorded as they go, and a thread that goes on after its
+process ended (resumed, else loaded, without its history twice)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import acp_adapters
+from acp_adapters.store import Commit, Store, StoreError
+from acp_adapters.store.open import open_store
+from acp_adapters.store.rebuild import rebuild_items
+
+pytestmark = pytest.mark.anyio
+
+AGENT = Path(__file__).parent.parent / "agents" / "sessions_agent.py"
+_TIMES = ("created_at", "updated_at")
+
+
+def agent(*flags: str) -> list[str]:
+    return [sys.executable, str(AGENT), *flags]
+
+
+def texts(items: list[dict[str, Any]], kind: str) -> list[str]:
+    return [i["text"] for i in items if i["kind"] == kind]
+
+
+def sent(log: Path) -> list[str]:
+    return [json.loads(line)["method"] for line in log.read_text().splitlines()]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return {
+        "SESSIONS_AGENT_LOG": str(tmp_path / "log.jsonl"),
+        "SESSIONS_AGENT_STATE": str(tmp_path / "agent-state.json"),
+    }
+
+
+async def run(
+    store: Path, workspace: Path, env: dict[str, str], flags: tuple[str, ...], *prompts: str
+) -> acp_adapters.Timeline:
+    async with acp_adapters.connect(
+        command=agent(*flags), cwd=workspace, env=env, store=store, thread="work"
+    ) as session:
+        for prompt in prompts:
+            await session.prompt(prompt)
+        return session.timeline
+
+
+@pytest.mark.parametrize(
+    ("flags", "opened"),
+    [(("--offer", "resume,load"), "session/resume"), (("--offer", "load"), "session/load")],
+)
+async def test_a_named_thread_survives_its_process(
+    workspace: Path, tmp_path: Path, env: dict[str, str], flags: tuple[str, ...], opened: str
+) -> None:
+    db = tmp_path / "store.db"
+    first = await run(db, workspace, env, flags, "one")
+    second = await run(db, workspace, env, flags, "two")
+    assert sent(Path(env["SESSIONS_AGENT_LOG"])).count(opened) == 1
+    # The thread goes on: its first turn once (a load's replay is not added again), then
+    # the second, the ids and ordinals of the first kept.
+    rows = [i.model_dump(mode="json") for i in second]
+    assert texts(rows, "user_message") == ["one", "two"]
+    assert texts(rows, "assistant_message") == ["s-1: one", "s-1: two"]
+    assert [i.id for i in second][: len(first)] == [i.id for i in first]
+    assert not any(i.replayed for i in second)
+    async with await open_store(db) as store:
+        (thread,) = await store.threads()
+        assert (thread.name, thread.agent_session_id) == ("work", "s-1")
+        stored = await store.items(thread.id)
+        assert [{k: v for k, v in i.items() if k not in _TIMES} for i in stored] == [
+            {k: v for k, v in r.items() if k not in _TIMES} for r in rows
+        ]
+        # The log rebuilds the thread's timeline, times and all.
+        assert rebuild_items(await store.events(thread.id)) == stored
+        turns = await store.turns(thread.id)
+        assert [(t.index, t.status) for t in turns] == [(1, "completed"), (2, "completed")]
+
+
+async def test_a_turn_its_process_left_running_is_failed_when_the_thread_goes_on(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    db = tmp_path / "store.db"
+    flags = ("--offer", "resume")
+    with anyio.move_on_after(30):
+        async with acp_adapters.connect(
+            command=agent(*flags), cwd=workspace, env=env, store=db, thread="work"
+        ) as session, anyio.create_task_group() as tasks:
+            tasks.start_soon(session.prompt, "slow")
+            with anyio.fail_after(10):
+                while "working" not in [getattr(i, "text", "") for i in session.timeline]:
+                    await anyio.sleep(0.01)
+            tasks.cancel_scope.cancel()  # the application stops mid-turn
+    timeline = await run(db, workspace, env, flags, "again")
+    errors = [i for i in timeline if i.kind == "error"]
+    assert len(errors) == 1
+    assert "mid-turn" in str(errors[0].data)  # type: ignore[union-attr]
+    assert [i.turn for i in timeline if i.kind == "user_message"] == [1, 2]
+    async with await open_store(db) as store:
+        (thread,) = await store.threads()
+        assert [(t.index, t.status) for t in await store.turns(thread.id)] == [
+            (1, "failed"),
+            (2, "completed"),
+        ]
+
+
+class FailingStore(Store):
+    """A store whose first commits fail (a disk full, a database gone), then recover."""
+
+    def __init__(self, inner: Store, failures: int) -> None:
+        self.inner, self.failures = inner, failures
+        self.location = inner.location
+
+    async def commit(self, thread_id: str, commit: Commit) -> int:
+        if self.failures:
+            self.failures -= 1
+            raise StoreError("the disk is full")
+        return await self.inner.commit(thread_id, commit)
+
+    async def create_thread(self, **kwargs: Any) -> Any:
+        return await self.inner.create_thread(**kwargs)
+
+    async def thread(self, thread_id: str) -> Any:
+        return await self.inner.thread(thread_id)
+
+    async def thread_named(self, name: str) -> Any:
+        return await self.inner.thread_named(name)
+
+    async def threads(self) -> Any:
+        return await self.inner.threads()
+
+    async def update_thread(self, thread_id: str, **fields: Any) -> Any:
+        return await self.inner.update_thread(thread_id, **fields)
+
+    async def delete_thread(self, thread_id: str) -> None:
+        await self.inner.delete_thread(thread_id)
+
+    async def events(self, thread_id: str, *, after: int = 0) -> Any:
+        return await self.inner.events(thread_id, after=after)
+
+    async def items(self, thread_id: str) -> Any:
+        return await self.inner.items(thread_id)
+
+    async def turns(self, thread_id: str) -> Any:
+        return await self.inner.turns(thread_id)
+
+    def follow(self, thread_id: str, *, after: int = 0) -> Any:
+        return self.inner.follow(thread_id, after=after)
+
+    async def queue_prompt(self, thread_id: str, prompt: Any) -> int:
+        return await self.inner.queue_prompt(thread_id, prompt)
+
+    async def queued_prompts(self, thread_id: str) -> Any:
+        return await self.inner.queued_prompts(thread_id)
+
+    async def take_prompt(self, thread_id: str, position: int) -> None:
+        await self.inner.take_prompt(thread_id, position)
+
+    @property
+    def schema_version(self) -> int:
+        return self.inner.schema_version
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+
+async def test_a_store_that_fails_does_not_stop_the_session_and_catches_up(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    errors: list[StoreError] = []
+    async with await open_store(tmp_path / "store.db") as inner:
+        store = FailingStore(inner, failures=3)
+        async with acp_adapters.connect(
+            command=agent(), cwd=workspace, env=env, store=store, on_store_error=errors.append
+        ) as session:
+            turn = await session.prompt("hello")
+            assert turn.stop_reason == "end_turn"  # the session went on
+            live = [i.model_dump(mode="json") for i in session.timeline]
+        assert [str(e) for e in errors] == ["the disk is full"] * 3
+        (thread,) = await inner.threads()
+        assert [i["id"] for i in await inner.items(thread.id)] == [i["id"] for i in live]
+        assert rebuild_items(await inner.events(thread.id)) == await inner.items(thread.id)
