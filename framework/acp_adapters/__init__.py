@@ -89,6 +89,8 @@ if TYPE_CHECKING:
     from .projection.tools import command_item, tool_status
     from .projection.traffic import capture_sessions, project_capture
     from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
+    from .store import Store, StoreError, Thread
+    from .store.open import open_store
     from .timeline import (
         ApprovalRequestItem,
         AssistantMessageItem,
@@ -161,6 +163,10 @@ _EXPORTS = {
     "ReasoningItem": ".timeline",
     "SearchItem": ".timeline",
     "Session": ".client",
+    "Store": ".store",
+    "StoreError": ".store",
+    "Thread": ".store",
+    "open_store": ".store.open",
     "SessionChange": ".client",
     "SessionView": ".runtime",
     "Timeline": ".projection.timeline",
@@ -248,6 +254,9 @@ __all__ = [
     "SessionChange",
     "SessionPage",
     "SessionView",
+    "Store",
+    "StoreError",
+    "Thread",
     "Timeline",
     "TimelineItem",
     "ToolCall",
@@ -270,6 +279,7 @@ __all__ = [
     "hookimpl",
     "load_rules",
     "mcp_servers_from_config",
+    "open_store",
     "project_capture",
     "rules_from_config",
     "timeline_json_schema",
