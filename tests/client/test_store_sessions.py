@@ -12,9 +12,11 @@ import anyio
 import pytest
 
 import acp_adapters
+from acp_adapters.client.persistence import _plain_text
 from acp_adapters.store import Commit, Store, StoreError
 from acp_adapters.store.open import open_store
 from acp_adapters.store.rebuild import rebuild_items
+from store.postgres_server import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +45,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 async def run(
-    store: Path, workspace: Path, env: dict[str, str], flags: tuple[str, ...], *prompts: str
+    store: Any, workspace: Path, env: dict[str, str], flags: tuple[str, ...], *prompts: str
 ) -> acp_adapters.Timeline:
     async with acp_adapters.connect(
         command=agent(*flags), cwd=workspace, env=env, store=store, thread="work"
@@ -53,14 +55,27 @@ async def run(
         return session.timeline
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """A store to keep sessions in: a SQLite file, or a database of a PostgreSQL server the
+    tests start (skipped, with the reason, where none can be had)."""
+    if request.param == "sqlite":
+        return tmp_path / "store.db"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
 @pytest.mark.parametrize(
     ("flags", "opened"),
     [(("--offer", "resume,load"), "session/resume"), (("--offer", "load"), "session/load")],
 )
 async def test_a_named_thread_survives_its_process(
-    workspace: Path, tmp_path: Path, env: dict[str, str], flags: tuple[str, ...], opened: str
+    workspace: Path, env: dict[str, str], flags: tuple[str, ...], opened: str, target: Any
 ) -> None:
-    db = tmp_path / "store.db"
+    db = target
+    async with await open_store(db) as fresh:  # a database the tests share: start clean
+        for old in await fresh.threads():
+            await fresh.delete_thread(old.id)
     first = await run(db, workspace, env, flags, "one")
     second = await run(db, workspace, env, flags, "two")
     assert sent(Path(env["SESSIONS_AGENT_LOG"])).count(opened) == 1
@@ -90,9 +105,12 @@ async def test_a_turn_its_process_left_running_is_failed_when_the_thread_goes_on
     db = tmp_path / "store.db"
     flags = ("--offer", "resume")
     with anyio.move_on_after(30):
-        async with acp_adapters.connect(
-            command=agent(*flags), cwd=workspace, env=env, store=db, thread="work"
-        ) as session, anyio.create_task_group() as tasks:
+        async with (
+            acp_adapters.connect(
+                command=agent(*flags), cwd=workspace, env=env, store=db, thread="work"
+            ) as session,
+            anyio.create_task_group() as tasks,
+        ):
             tasks.start_soon(session.prompt, "slow")
             with anyio.fail_after(10):
                 while "working" not in [getattr(i, "text", "") for i in session.timeline]:
@@ -187,3 +205,11 @@ async def test_a_store_that_fails_does_not_stop_the_session_and_catches_up(
         (thread,) = await inner.threads()
         assert [i["id"] for i in await inner.items(thread.id)] == [i["id"] for i in live]
         assert rebuild_items(await inner.events(thread.id)) == await inner.items(thread.id)
+
+
+def test_a_title_every_backend_can_hold() -> None:
+    """An agent's title with a NUL or a lone surrogate (which PostgreSQL's text refuses) is
+    kept with U+FFFD in their place, and cut at 1,000 characters."""
+    assert _plain_text("fix\x00the \ud800parser") == "fix\ufffdthe \ufffdparser"
+    assert _plain_text("x" * 5000) == "x" * 1000
+    assert _plain_text(None) is None

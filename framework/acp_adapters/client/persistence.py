@@ -38,6 +38,22 @@ FLUSH_ATTEMPTS = 5
 StoreErrorCallback = Callable[[StoreError], None]
 
 
+#: The longest title a thread keeps (an agent's session info is the agent's to fill).
+MAX_TITLE = 1000
+
+
+def _plain_text(value: Any) -> str | None:
+    """A string every backend's text column holds: no NUL, no lone surrogate (each shown
+    as U+FFFD), :data:`MAX_TITLE` characters at most. An agent's title with a NUL would
+    otherwise fail every commit of the thread."""
+    if not isinstance(value, str):
+        return None
+    cleaned = "".join(
+        "\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in value
+    )
+    return cleaned[:MAX_TITLE]
+
+
 def item_json(item: TimelineItem) -> dict[str, Any]:
     """An item as the store keeps it."""
     return item.model_dump(mode="json")
@@ -98,8 +114,8 @@ class ThreadWriter:
         if state.session_id is not None and state.session_id != self._known_session:
             self._known_session = state.session_id
             self._thread_fields["agent_session_id"] = state.session_id
-        title = state.info.title
-        if isinstance(title, str) and title != self._known_title:
+        title = _plain_text(state.info.title)
+        if title is not None and title != self._known_title:
             self._known_title = title
             self._thread_fields["title"] = title
         if kind == "turn" and state.turn > 0:
