@@ -213,3 +213,87 @@ def test_a_title_every_backend_can_hold() -> None:
     assert _plain_text("fix\x00the \ud800parser") == "fix\ufffdthe \ufffdparser"
     assert _plain_text("x" * 5000) == "x" * 1000
     assert _plain_text(None) is None
+
+
+KEEPER = """
+import sys
+import anyio
+import acp_adapters
+
+async def main() -> None:
+    command = [sys.executable, sys.argv[1], "--offer", "resume"]
+    async with acp_adapters.connect(
+        command=command, cwd=sys.argv[2], store=sys.argv[3], thread="work"
+    ) as session:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(session.prompt, "slow")
+            while "working" not in [getattr(i, "text", "") for i in session.timeline]:
+                await anyio.sleep(0.01)
+            tasks.start_soon(session.prompt, "later")
+            while not await session.thread_queue():
+                await anyio.sleep(0.01)
+            print("queued", flush=True)
+            await anyio.sleep(3600)
+
+anyio.run(main)
+"""
+
+
+async def test_a_queued_prompt_survives_the_process_and_runs_when_the_thread_goes_on(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """The process is killed (SIGKILL) while a prompt waits for the running turn: the
+    thread goes on in a new process, the turn it left running fails, the prompt runs."""
+    import os
+    import signal
+    import subprocess
+
+    db = tmp_path / "store.db"
+    script = tmp_path / "keeper.py"
+    script.write_text(KEEPER)
+    with subprocess.Popen(
+        [sys.executable, str(script), str(AGENT), str(workspace), str(db)],
+        stdout=subprocess.PIPE,
+        env={**os.environ, **env},
+        text=True,
+    ) as keeper:
+        try:
+            assert keeper.stdout is not None
+            assert keeper.stdout.readline().strip() == "queued"
+        finally:
+            keeper.send_signal(signal.SIGKILL)
+            keeper.wait()
+    async with acp_adapters.connect(
+        command=agent("--offer", "resume"), cwd=workspace, env=env, store=db, thread="work"
+    ) as session:
+        (restored,) = session.restored_turns
+        said = [c.item for c in [change async for change in restored]]
+        assert "s-1: later" in [getattr(i, "text", None) for i in said]
+        assert await session.thread_queue() == []
+        rows = [i.model_dump(mode="json") for i in session.timeline]
+    assert texts(rows, "user_message") == ["slow", "later"]
+    assert [i["kind"] for i in rows].count("error") == 1  # the turn the kill left running
+
+
+async def test_a_store_that_cannot_be_opened_is_reported_and_the_session_runs(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    errors: list[StoreError] = []
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    async with acp_adapters.connect(
+        command=agent(),
+        cwd=workspace,
+        env=env,
+        store=blocked / "store.db",
+        on_store_error=errors.append,
+    ) as session:
+        assert (await session.prompt("hello")).stop_reason == "end_turn"
+        assert session.thread is None
+    (error,) = errors
+    assert str(blocked) in str(error)
+    with pytest.raises(StoreError):
+        async with acp_adapters.connect(
+            command=agent(), cwd=workspace, env=env, store=blocked / "store.db"
+        ):
+            pass

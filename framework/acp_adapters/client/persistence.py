@@ -215,6 +215,39 @@ class ThreadWriter:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, RETRY_SECONDS)
 
+    # --- the prompt queue ---------------------------------------------------------------
+
+    async def queued(self, blocks: list[dict[str, Any]]) -> int | None:
+        """A prompt waits for the running turn: kept in the thread's queue; its position
+        (None when the store failed: reported, and the prompt waits all the same)."""
+        try:
+            return await self.store.queue_prompt(self.thread.id, blocks)
+        except StoreError as error:
+            self._failed(error)
+            return None
+
+    async def unqueued(self, position: int | None) -> None:
+        """The prompt was sent, or dropped: out of the thread's queue."""
+        if position is None:
+            return
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.store.take_prompt(self.thread.id, position)
+            except StoreError as error:
+                self._failed(error)
+
+    async def take_queued(self) -> list[list[dict[str, Any]]]:
+        """The prompts the thread's queue holds (an earlier process left them waiting), taken
+        out of it, in order."""
+        try:
+            queued = await self.store.queued_prompts(self.thread.id)
+            for prompt in queued:
+                await self.store.take_prompt(self.thread.id, prompt.position)
+        except StoreError as error:
+            self._failed(error)
+            return []
+        return [list(prompt.prompt) for prompt in queued]
+
     # --- a thread opened again ----------------------------------------------------------
 
     async def read_back(self, recorder: Callable[[str, Any], None] | None = None) -> int:

@@ -274,6 +274,11 @@ class Session:
         self._waiting: deque[_Ticket] = deque()
         #: The store's thread this session is kept in (``connect(store=...)``), if any.
         self.thread: Thread | None = None
+        #: What writes the session into its thread.
+        self._writer: ThreadWriter | None = None
+        #: The turns of the prompts the thread's queue held when it was gone on with, run
+        #: in order as the session opened (``connect(run_queued=True)``).
+        self.restored_turns: list[TurnStream[ItemChange]] = []
         #: What ends the streams of :meth:`changes` (when the session closes or the agent goes).
         self._watchers: list[Callable[[], None]] = []
 
@@ -649,7 +654,11 @@ class Session:
             self._waiting.append(ticket)
         return ticket
 
-    async def _wait_turn(self, ticket: _Ticket) -> None:
+    async def _wait_turn(self, ticket: _Ticket, blocks: list[dict[str, Any]]) -> None:
+        # A prompt that waits is kept in the thread's queue in the store (it survives a
+        # restart) until it is sent or dropped.
+        writer = self._writer if not ticket.event.is_set() else None
+        position = await writer.queued(blocks) if writer is not None else None
         try:
             await ticket.event.wait()
         except BaseException:
@@ -660,6 +669,9 @@ class Session:
             elif ticket in self._waiting:
                 self._waiting.remove(ticket)
             raise
+        finally:
+            if writer is not None:
+                await writer.unqueued(position)
         if ticket.dropped:
             raise PromptCancelled("the prompt was cancelled before its turn came")
 
@@ -677,6 +689,14 @@ class Session:
             ticket = self._waiting.popleft()
             ticket.dropped = True
             ticket.event.set()
+
+    async def thread_queue(self) -> list[list[dict[str, Any]]]:
+        """The prompts the session's thread keeps queued in the store (each a list of
+        content blocks), in order; [] without a store."""
+        if self._writer is None:
+            return []
+        queued = await self._writer.store.queued_prompts(self._writer.thread.id)
+        return [list(prompt.prompt) for prompt in queued]
 
     @property
     def queued(self) -> int:
@@ -715,7 +735,7 @@ class Session:
         meta: Mapping[str, Any] | None,
         ticket: _Ticket,
     ) -> Turn:
-        await self._wait_turn(ticket)
+        await self._wait_turn(ticket, self._blocks(prompt))
         try:
             return await self._run_turn(self._blocks(prompt), meta)
         finally:
@@ -799,7 +819,7 @@ class Session:
         async def run() -> None:
             failure: Exception | None = None
             try:
-                await self._wait_turn(ticket)
+                await self._wait_turn(ticket, self._blocks(prompt))
             except Exception as exc:
                 stream._end(exc)
                 return
@@ -936,6 +956,7 @@ async def connect(
     store: Store | str | os.PathLike[str] | None = None,
     thread: str | None = None,
     on_store_error: StoreErrorCallback | None = None,
+    run_queued: bool = True,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -973,7 +994,12 @@ async def connect(
         and its agent session resumed (else loaded, without its history twice); a name no
         thread has yet starts a new thread of that name. Without it, a new thread.
     :param on_store_error: called with each :class:`~acp_adapters.store.StoreError` of a
-        commit (the session goes on; the commit is tried again).
+        commit (the session goes on; the commit is tried again), and with the error of a
+        store that cannot be opened: the session then runs without it (without the
+        callback, that error is raised).
+    :param run_queued: the prompts the thread's queue holds (they waited for a turn when
+        the process that ran the session ended) are sent again, in order, as the session
+        opens (``session.restored_turns``).
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
         with ``("raw", text)`` for each line the agent printed that was not JSON, with
         ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
@@ -1037,6 +1063,19 @@ async def connect(
         content_budget=content_budget,
         mcp_servers=tuple(as_servers(mcp_servers)),
     )
+    # The store first: one that cannot be opened fails before any agent starts (or, with
+    # ``on_store_error``, is reported and the session runs kept nowhere).
+    the_store: Store | None = store if isinstance(store, Store) else None
+    opened_store: Store | None = None
+    if store is not None and the_store is None:
+        from ..store.open import open_store  # the backends load only when used
+
+        try:
+            the_store = opened_store = await open_store(store)  # type: ignore[arg-type]
+        except StoreError as error:
+            if on_store_error is None:
+                raise
+            on_store_error(error)
     if subreaper:
         become_subreaper()
     try:
@@ -1077,31 +1116,24 @@ async def connect(
     session = Session(agent, settings)
     agent.sessions.append(session)
     writer: ThreadWriter | None = None
-    opened_store: Store | None = None
     try:
-        if store is not None:
-            if isinstance(store, Store):
-                the_store = store
-            else:
-                from ..store.open import open_store  # the backends load only when used
-
-                the_store = opened_store = await open_store(store)
-            writer, session_id = await _thread_writer(
-                the_store,
-                thread,
-                session,
-                chosen,
-                workspace,
-                command,
-                session_id,
-                on_store_error,
-                recorder,
-            )
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(agent.run, task_group)
-            if writer is not None:
-                task_group.start_soon(writer.run)
             try:
+                if the_store is not None:
+                    # Read back (a thread gone on with) before the agent hears anything.
+                    writer, session_id = await _thread_writer(
+                        the_store,
+                        thread,
+                        session,
+                        chosen,
+                        workspace,
+                        command,
+                        session_id,
+                        on_store_error,
+                        recorder,
+                    )
+                    task_group.start_soon(writer.run)
                 await agent.initialize(
                     protocol or chosen.protocol_version, elicit=elicit is not None
                 )
@@ -1109,6 +1141,9 @@ async def connect(
                     await session.open_session(session_id)
                 elif new_session:
                     await session.new_session()
+                if writer is not None and run_queued and session.session_id is not None:
+                    for blocks in await writer.take_queued():
+                        session.restored_turns.append(session.stream_prompt(blocks))
                 yield session
             finally:
                 await agent.shutdown(close_grace)
@@ -1164,9 +1199,11 @@ async def _thread_writer(
         writer.attach()  # what the read back writes (a turn ended) is the thread's too
         await reopened(writer, recorder)
         session.thread = found
+        session._writer = writer
         return writer, session_id or found.agent_session_id
     writer.attach()
     session.thread = found
+    session._writer = writer
     return writer, session_id
 
 
