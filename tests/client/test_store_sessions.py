@@ -297,3 +297,23 @@ async def test_a_store_that_cannot_be_opened_is_reported_and_the_session_runs(
             command=agent(), cwd=workspace, env=env, store=blocked / "store.db"
         ):
             pass
+
+
+async def test_an_agent_that_crashes_mid_turn_leaves_the_turn_failed_with_why(
+    workspace: Path, tmp_path: Path
+) -> None:
+    fake = Path(__file__).parent.parent / "agents" / "fake_agent.py"
+    db = tmp_path / "store.db"
+    with pytest.raises(acp_adapters.transport.ConnectionClosed):
+        async with acp_adapters.connect(
+            command=[sys.executable, str(fake), "crash"], cwd=workspace, store=db, thread="t"
+        ) as session:
+            await session.prompt("go")
+    async with await open_store(db) as store:
+        (thread,) = await store.threads()
+        (turn,) = await store.turns(thread.id)
+        assert turn.status == "failed"
+        assert turn.stop_reason == "agent_exited"
+        assert turn.error is not None
+        assert "the agent exited" in turn.error
+        assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)

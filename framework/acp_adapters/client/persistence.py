@@ -140,9 +140,22 @@ class ThreadWriter:
             index=state.turn,
             status=status,
             stop_reason=stop,
-            error=None if status != "failed" else f"the turn ended: {stop}",
+            error=self._why(state.turn, stop) if status == "failed" else None,
             started_at=previous.started_at if previous else 0.0,
         )
+
+    def _why(self, turn: int, stop: str | None) -> str:
+        """Why a turn failed: the last error of the turn (the agent's exit, with its status;
+        an error answer), else its stop reason."""
+        errors = [
+            item
+            for item in self.session.projector.items.values()
+            if item.kind == "error" and item.turn == turn
+        ]
+        if errors:
+            last = max(errors, key=lambda item: item.ordinal)
+            return str(getattr(last, "message", "") or stop)[:2000]
+        return f"the turn ended: {stop}"
 
     def _wake(self) -> None:
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
