@@ -317,3 +317,34 @@ async def test_an_agent_that_crashes_mid_turn_leaves_the_turn_failed_with_why(
         assert turn.error is not None
         assert "the agent exited" in turn.error
         assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)
+
+
+async def test_the_database_going_away_mid_session_delays_the_commits_not_the_session(
+    workspace: Path,
+    env: dict[str, str],
+    postgres_server: Any,  # noqa: F811  (the fixture imported above)
+) -> None:
+    """PostgreSQL stops between two turns: the second turn runs, the failures reach the
+    application, and once the server is back everything is committed."""
+    url = postgres_server.create_database()
+    errors: list[StoreError] = []
+    async with acp_adapters.connect(
+        command=agent(), cwd=workspace, env=env, store=url, thread="t", on_store_error=errors.append
+    ) as session:
+        await session.prompt("one")
+        await session.thread_queue()  # a round trip: what came before is in the store
+        postgres_server.stop()
+        try:
+            assert (await session.prompt("two")).stop_reason == "end_turn"
+            with anyio.fail_after(30):
+                while not errors:
+                    await anyio.sleep(0.05)
+        finally:
+            postgres_server.start()
+        live = [i.model_dump(mode="json") for i in session.timeline]
+    assert all(url.split("@")[-1].split("/")[0] in str(e) for e in errors)
+    async with await open_store(url) as store:
+        (thread,) = await store.threads()
+        assert [i["id"] for i in await store.items(thread.id)] == [i["id"] for i in live]
+        assert [t.status for t in await store.turns(thread.id)] == ["completed", "completed"]
+        assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)
