@@ -20,6 +20,7 @@ Every request it takes is appended, as one JSON line ``{"method", "params"}``, t
   ``$SESSIONS_AGENT_STATE`` naming a file, the stored sessions are kept there for the next
   process; ``poke <id>`` asks the
   client to read ``existing.txt`` for session ``<id>`` and says ``read`` or ``refused: ...``;
+  ``crash`` says ``dying`` and exits (status 3) mid-turn;
   ``env NAME`` says the value of the variable ``NAME`` in its environment, or ``unset``.
 * With ``--require-login``, ``session/new`` is refused (-32000 "Authentication required")
   until a login: ``authenticate`` / ``auth/login`` with an ``agent`` or ``env_var``
@@ -269,6 +270,16 @@ class Agent:
                 },
             )
             return {"stopReason": "end_turn"}
+        if words == "crash":  # the agent dies mid-turn
+            await self.update(
+                session_id,
+                {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": "dying"},
+                },
+            )
+            self.keep()
+            os._exit(3)
         if words == "slow":
             await self.update(
                 session_id,

@@ -348,3 +348,34 @@ async def test_the_database_going_away_mid_session_delays_the_commits_not_the_se
         assert [i["id"] for i in await store.items(thread.id)] == [i["id"] for i in live]
         assert [t.status for t in await store.turns(thread.id)] == ["completed", "completed"]
         assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)
+
+
+async def test_after_the_agent_crashed_the_next_prompt_starts_it_again_and_goes_on(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    db = tmp_path / "store.db"
+    async with acp_adapters.connect(
+        command=agent("--offer", "resume"), cwd=workspace, env=env, store=db, thread="t"
+    ) as session:
+        await session.prompt("one")
+        first = session.process.process.pid
+        with pytest.raises(acp_adapters.transport.ConnectionClosed):
+            await session.prompt("crash")
+        turn = await session.prompt("two")  # the agent is started again, the session resumed
+        assert turn.stop_reason == "end_turn"
+        assert session.process.process.pid != first
+        rows = [i.model_dump(mode="json") for i in session.timeline]
+    assert texts(rows, "user_message") == ["one", "crash", "two"]
+    assert texts(rows, "assistant_message")[-1] == "s-1: two"
+    assert [r["turn"] for r in rows if r["kind"] == "user_message"] == [1, 2, 3]
+    methods = sent(Path(env["SESSIONS_AGENT_LOG"]))
+    assert methods.count("initialize") == 2
+    assert methods.count("session/resume") == 1
+    async with await open_store(db) as store:
+        (thread,) = await store.threads()
+        assert [t.status for t in await store.turns(thread.id)] == [
+            "completed",
+            "failed",
+            "completed",
+        ]
+        assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)

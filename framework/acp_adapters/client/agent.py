@@ -143,6 +143,12 @@ class Agent:
             max_elements=max_elements,
             max_pending_requests=max_pending_requests,
         )
+        #: The connection's bounds, for another connection of the same agent (a reconnect).
+        self.limits = {
+            "max_line_bytes": max_line_bytes,
+            "max_elements": max_elements,
+            "max_pending_requests": max_pending_requests,
+        }
         self.version = 1
         self.agent_info: dict[str, Any] = {}
         self.agent_capabilities: dict[str, Any] = {}
@@ -151,6 +157,12 @@ class Agent:
         self.login_methods: list[AuthMethod] = []
         self.unstable = unstable
         self._login = login
+        #: The agents started again after this one went away (:meth:`restarted`): they are
+        #: shut down with it.
+        self.successors: list[Agent] = []
+        #: What :meth:`initialize` asked for (a restarted agent asks the same).
+        self.preferred = 2
+        self.elicits = False
         self.agent_env = agent_env
         self._observe = observe
         #: Called with every event of the traffic and the time the traffic reader was
@@ -206,6 +218,33 @@ class Agent:
                 f"the agent does not offer {method} (its initialize answer does not list it)",
                 method,
             )
+
+    async def restarted(self) -> Agent:
+        """The same agent started again (its command, environment, settings and bounds), in
+        a new process, negotiated with the same version asked for: a session whose agent went
+        away goes on with it (:meth:`Session.prompt` with ``reconnect``)."""
+        process = await AgentProcess.start(
+            list(self.command), cwd=self.settings.workspace.cwd, env=dict(self.agent_env)
+        )
+        again = Agent(
+            process=process,
+            command=self.command,
+            provider=self.provider,
+            registry=self.registry,
+            hooks=self.hooks,
+            fixed_provider=self.fixed_provider,
+            agent_env=self.agent_env,
+            settings=self.settings,
+            observe=self._observe,
+            login=self._login,
+            unstable=self.unstable,
+            **self.limits,
+        )
+        again.timed_observers = self.timed_observers
+        again.preferred = self.preferred
+        again.elicits = self.elicits
+        self.successors.append(again)
+        return again
 
     # --- the traffic ---------------------------------------------------------------------------
 
@@ -312,6 +351,8 @@ class Agent:
             self._shut = anyio.Event()
             self._shutting_down = True
             try:
+                for successor in self.successors:
+                    await successor.shutdown(grace)
                 for session in self.sessions:
                     await session.answers.close()
                 await self.process.close(grace=grace)
@@ -401,6 +442,7 @@ class Agent:
     # --- negotiation ------------------------------------------------------------------------
 
     async def initialize(self, preferred: int, *, elicit: bool) -> None:
+        self.preferred, self.elicits = preferred, elicit
         login = self._login is not None
         v1_params = {
             "protocolVersion": 1,

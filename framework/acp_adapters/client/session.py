@@ -272,6 +272,9 @@ class Session:
         # The prompt queue: whether a turn runs, and the prompts waiting for it to end.
         self._turn_busy = False
         self._waiting: deque[_Ticket] = deque()
+        #: Whether a prompt after the agent went away starts it again and goes on
+        #: (``connect(reconnect=...)``).
+        self.reconnect = False
         #: The store's thread this session is kept in (``connect(store=...)``), if any.
         self.thread: Thread | None = None
         #: What writes the session into its thread.
@@ -744,6 +747,8 @@ class Session:
     async def _run_turn(self, blocks: list[dict[str, Any]], meta: Mapping[str, Any] | None) -> Turn:
         if self.closed:
             raise AcpAdaptersError("the session is closed")
+        if self.agent.closed and self.reconnect and self.session_id is not None:
+            await self._reconnect()
         state = self.projector.state
         index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
@@ -766,6 +771,27 @@ class Session:
             stop_reason=state.turn_state.stop_reason,
             items=[item for item in self.projector.timeline() if item.turn == index],
         )
+
+    async def _reconnect(self) -> None:
+        """The agent went away: start it again and open this session on it (resumed, else
+        loaded: the history it replays is not added twice), the timeline going on."""
+        old = self.agent
+        task_group = old.task_group
+        if task_group is None:
+            raise AcpAdaptersError("the session is not running")
+        with anyio.CancelScope(shield=True):
+            await self.answers.close()  # the old agent's terminals
+        again = await old.restarted()
+        # This session leaves the old agent (gone) for the new one.
+        old.sessions.remove(self)
+        again.sessions.append(self)
+        self.agent = again
+        self.answers.start(task_group)
+        task_group.start_soon(again.run, task_group)
+        await again.initialize(old.preferred, elicit=old.elicits)
+        session_id = self.session_id
+        assert session_id is not None
+        await self.open_session(session_id)
 
     def _turn_idle(self) -> bool:
         return self.projector.state.turn_state.state == "idle"
@@ -957,6 +983,7 @@ async def connect(
     thread: str | None = None,
     on_store_error: StoreErrorCallback | None = None,
     run_queued: bool = True,
+    reconnect: bool | None = None,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -997,6 +1024,9 @@ async def connect(
         commit (the session goes on; the commit is tried again), and with the error of a
         store that cannot be opened: the session then runs without it (without the
         callback, that error is raised).
+    :param reconnect: a prompt sent after the agent went away (it crashed) starts the agent
+        again and opens the session on it (resumed, else loaded), the timeline going on;
+        default: when the session is kept in a store.
     :param run_queued: the prompts the thread's queue holds (they waited for a turn when
         the process that ran the session ended) are sent again, in order, as the session
         opens (``session.restored_turns``).
@@ -1115,6 +1145,7 @@ async def connect(
     # The first session reads the negotiation itself; the others are told of it.
     session = Session(agent, settings)
     agent.sessions.append(session)
+    session.reconnect = reconnect if reconnect is not None else the_store is not None
     writer: ThreadWriter | None = None
     try:
         async with anyio.create_task_group() as task_group:
@@ -1146,7 +1177,7 @@ async def connect(
                         session.restored_turns.append(session.stream_prompt(blocks))
                 yield session
             finally:
-                await agent.shutdown(close_grace)
+                await agent.shutdown(close_grace)  # and the agents started again after it
                 if writer is not None:
                     with contextlib.suppress(StoreError):
                         await writer.flush()
