@@ -379,3 +379,36 @@ async def test_after_the_agent_crashed_the_next_prompt_starts_it_again_and_goes_
             "completed",
         ]
         assert rebuild_items(await store.events(thread.id)) == await store.items(thread.id)
+
+
+async def test_a_full_store_delays_the_commits_and_they_resume_when_there_is_room(
+    workspace: Path, tmp_path: Path, env: dict[str, str]
+) -> None:
+    """SQLite's own "database or disk is full" (its page count capped where it is): the
+    session goes on, the failures reach the application, and once there is room again
+    everything is committed."""
+    errors: list[StoreError] = []
+    async with await open_store(tmp_path / "store.db") as store:
+
+        def cap(connection: Any, pages: int | None) -> None:
+            if pages is None:
+                pages = connection.execute("PRAGMA page_count").fetchone()[0]
+            connection.execute(f"PRAGMA max_page_count = {pages}")
+
+        async with acp_adapters.connect(
+            command=agent(), cwd=workspace, env=env, store=store, on_store_error=errors.append
+        ) as session:
+            await session.prompt("one")
+            await session.thread_queue()  # what came before is in the store
+            await store._run(cap, None)  # type: ignore[attr-defined]
+            big = "x" * 200_000
+            assert (await session.prompt(big)).stop_reason == "end_turn"
+            with anyio.fail_after(30):
+                while not errors:
+                    await anyio.sleep(0.05)
+            await store._run(cap, 1_000_000)  # type: ignore[attr-defined]
+            live = [i.model_dump(mode="json") for i in session.timeline]
+        assert "full" in str(errors[0])
+        (thread,) = await store.threads()
+        assert [i["id"] for i in await store.items(thread.id)] == [i["id"] for i in live]
+        assert texts(await store.items(thread.id), "user_message") == ["one", big]
