@@ -156,8 +156,16 @@ class Hooks:
         )
         return result
 
-    def render_item_text(self, item: TimelineItem) -> str:
-        result: str = self._first("render_item_text", (str,), None, item=item)
+    def render_item_text(self, item: TimelineItem, provider: Provider | None = None) -> str:
+        """The item as text for another agent (``provider``: the plugins that answer for
+        it, then the built-in rendering)."""
+        result: str = self._first(
+            "render_item_text",
+            (str,),
+            provider.id if provider is not None else None,
+            item=item,
+            provider=provider,
+        )
         return result
 
     def on_session_update(

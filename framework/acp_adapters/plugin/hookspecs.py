@@ -211,16 +211,20 @@ def decide_client_action(
 
 
 @hookspec(firstresult=True)
-def render_item_text(item: TimelineItem) -> str | None:
+def render_item_text(item: TimelineItem, provider: Provider | None) -> str | None:
     """Render a timeline item as text, for another agent to read.
 
     The built-in rendering gives each kind a line or a block; a file_change shows its
-    paths, ``+A -D`` and the patch. Stops at first non-None result.
+    paths, ``+A -D`` and the patch. Stops at first non-None result. Given a provider, only
+    the plugins that may answer for it are asked (a provider's plugin renders its own
+    agent's items); an implementation may leave ``provider`` out of its arguments.
 
     :param item: the item.
+    :param provider: the provider of the session the item is of, when known.
     :returns: the text, or None to leave it to the next plugin.
 
     .. versionadded:: 0.1
+    .. versionchanged:: 0.1 ``provider``.
     """
 
 
