@@ -37,6 +37,7 @@ from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
 from .live import Format, Outcome, record_path, run_session
 from .login import log_in, report
 from .mcp import servers_of_options
+from .mcp_command import mcp
 from .registry import ensure_installed, registry
 from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
@@ -671,5 +672,6 @@ def providers(output: Format) -> None:
 
 main.add_command(registry)
 main.add_command(sessions)
+main.add_command(mcp)
 
 __all__ = ["main"]

@@ -1,0 +1,51 @@
+"""``acp-adapters mcp``: serve a store's threads to other agents over MCP."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import anyio
+import click
+
+from ..store.open import default_store, open_store
+from .errors import EXIT_USAGE, Failure
+
+
+@click.command()
+@click.option(
+    "--store",
+    metavar="PATH_OR_URL",
+    default=None,
+    help="The store: a SQLite file or a postgresql:// URL (default: the one `run -s` uses).",
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="stdio, or streamable HTTP on 127.0.0.1 (path /mcp).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="The HTTP port (with --transport http).",
+)
+def mcp(store: str | None, transport: str, port: int) -> None:
+    """Serve the threads of a store to other agents over MCP (list_threads, read_thread,
+    list_items, read_item, turn_patch)."""
+    try:
+        from ..mcp_server import create_server, run_server
+    except ImportError as error:
+        raise Failure(
+            f"the MCP SDK is not installed ({error}): pip install 'acp-adapters[mcp]'",
+            EXIT_USAGE,
+        ) from None
+    mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
+
+    async def serve() -> None:
+        async with await open_store(store if store is not None else default_store()) as opened:
+            await run_server(create_server(opened), mode, port=port)
+
+    anyio.run(serve)
