@@ -81,6 +81,7 @@ class ThreadWriter:
         self._turns: dict[int, Turn] = {}
         self._thread_fields: dict[str, Any] = {}
         self._more = anyio.Event()
+        self._committing = anyio.Lock()
         self._idle = anyio.Event()
         self._idle.set()
         self._reading_back = False
@@ -186,7 +187,12 @@ class ThreadWriter:
             self._on_error(error)
 
     async def _commit_pending(self) -> None:
-        """One commit of what is pending; on a failure it stays pending, in order."""
+        """One commit of what is pending; on a failure it stays pending, in order. One at a
+        time: the commit at the session's end waits for the one in flight."""
+        async with self._committing:
+            await self._commit_locked()
+
+    async def _commit_locked(self) -> None:
         self.session.projector.flush()  # the items as the messages handled make them
         events, items = self._events, self._items
         turns, fields = self._turns, self._thread_fields
