@@ -103,21 +103,8 @@ def installed_dir(
     *,
     cache_dir: str | os.PathLike[str] | None = None,
 ) -> Path | None:
-    """The folder a binary agent's archive is installed in for ``platform`` (default: this
-    machine's), or None when it is not installed (completely: ``install_binary`` marks a
-    finished install)."""
-    platform = platform if platform is not None else acp_registry.current_platform()
-    target = (agent.distribution.binary or {}).get(platform) if platform else None
-    if platform is None or target is None:
-        return None
-    root = Path(cache_dir) if cache_dir is not None else None
-    found = acp_registry.installed_binary(agent.id, agent.version, platform, target.cmd, root)
-    if found is None:
-        return None
-    folder = Path(found)
-    for _ in target.cmd_parts:
-        folder = folder.parent
-    return folder
+    """The folder a binary agent is installed in (:func:`acp_adapters.registry.installed_dir`)."""
+    return acp_registry.installed_dir(agent, platform, cache_dir=cache_dir)
 
 
 def launch_for(

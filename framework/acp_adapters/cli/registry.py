@@ -71,21 +71,14 @@ def _installed(agent: RegistryAgent, platform: str | None) -> Path | None:
     return acp_registry.installed_binary(agent.id, agent.version, platform, target.cmd)
 
 
-def _install_dir(agent: RegistryAgent, executable: Path, platform: str) -> Path:
-    """The install folder: ``executable`` less the parts of the target's ``cmd``."""
-    folder = executable
-    for _ in (agent.distribution.binary or {})[platform].cmd_parts:
-        folder = folder.parent
-    return folder
-
-
 def launch_of(agent: RegistryAgent) -> acp_registry.ResolvedLaunch:
     """How ``agent`` starts here (the binary's install folder found, if installed)."""
     platform = acp_registry.current_platform()
-    executable = _installed(agent, platform)
-    install_dir = _install_dir(agent, executable, platform) if executable and platform else None
     return acp_registry.resolve_launch(
-        agent, platform=platform, base_env={}, install_dir=install_dir
+        agent,
+        platform=platform,
+        base_env={},
+        install_dir=acp_registry.installed_dir(agent, platform),
     )
 
 
@@ -174,7 +167,7 @@ def _kinds(agent: RegistryAgent) -> str:
 
 
 def _row(agent: RegistryAgent) -> dict[str, Any]:
-    platform = acp_registry.current_platform()
+    installed = _installed(agent, acp_registry.current_platform())
     try:
         resolved: acp_registry.ResolvedLaunch | None = launch_of(agent)
         why = None
@@ -189,7 +182,7 @@ def _row(agent: RegistryAgent) -> dict[str, Any]:
         "distributions": list(agent.distribution.kinds),
         "platforms": sorted(agent.distribution.binary or {}),
         "launch": resolved.kind if resolved else None,
-        "installed": str(_installed(agent, platform)) if _installed(agent, platform) else None,
+        "installed": str(installed) if installed else None,
         "command": list(resolved.argv) if resolved and resolved.installed else None,
         "env": dict(resolved.env) if resolved else {},
         "cannot_launch": why,

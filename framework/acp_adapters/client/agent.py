@@ -17,7 +17,7 @@ for one session gives that session's timeline).
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -603,6 +603,17 @@ class Agent:
             return None
         return self.settings.with_folders(cwd, additional_directories, mcp_servers)
 
+    async def _earlier(
+        self,
+        session_id: str,
+        open_it: Callable[[Session], Awaitable[None]],
+        settings: SessionSettings | None,
+    ) -> Session:
+        """An earlier session of the agent opened on this connection by ``open_it``; one
+        open here already is an error."""
+        self._check_free(session_id)
+        return await self._opened(open_it, settings, session_id)
+
     async def new_session(
         self,
         *,
@@ -633,13 +644,11 @@ class Agent:
         resume that replays from the start). See :meth:`Session.load_session`. A session
         closed here before is opened again: the same :class:`Session`, whose timeline goes
         on (what the agent replays of it is not added twice)."""
-        self._check_free(session_id)
-        settings = self._settings(cwd, additional_directories, mcp_servers)
-
-        async def open_it(session: Session) -> None:
-            await session.load_session(session_id, meta=meta)
-
-        return await self._opened(open_it, settings, session_id)
+        return await self._earlier(
+            session_id,
+            lambda session: session.load_session(session_id, meta=meta),
+            self._settings(cwd, additional_directories, mcp_servers),
+        )
 
     async def resume_session(
         self,
@@ -652,13 +661,11 @@ class Agent:
         meta: Mapping[str, Any] | None = None,
     ) -> Session:
         """Open an earlier session without its history (``session/resume``)."""
-        self._check_free(session_id)
-        settings = self._settings(cwd, additional_directories, mcp_servers)
-
-        async def open_it(session: Session) -> None:
-            await session.resume_session(session_id, replay=replay, meta=meta)
-
-        return await self._opened(open_it, settings, session_id)
+        return await self._earlier(
+            session_id,
+            lambda session: session.resume_session(session_id, replay=replay, meta=meta),
+            self._settings(cwd, additional_directories, mcp_servers),
+        )
 
     async def open_session(
         self,
@@ -671,13 +678,11 @@ class Agent:
     ) -> Session:
         """Open an earlier session: resumed when the agent can, else loaded (its history
         replayed). :class:`CapabilityError` when it can do neither."""
-        self._check_free(session_id)
-        settings = self._settings(cwd, additional_directories, mcp_servers)
-
-        async def open_it(session: Session) -> None:
-            await session.open_session(session_id, meta=meta)
-
-        return await self._opened(open_it, settings, session_id)
+        return await self._earlier(
+            session_id,
+            lambda session: session.open_session(session_id, meta=meta),
+            self._settings(cwd, additional_directories, mcp_servers),
+        )
 
     async def fork_session(
         self,

@@ -27,6 +27,7 @@ from .launch import (
     base_environment,
     binary_path,
     current_platform,
+    installed_dir,
     resolve_launch,
 )
 from .models import (
@@ -106,6 +107,7 @@ __all__ = [
     "install_binary",
     "install_cache_dir",
     "installed_binary",
+    "installed_dir",
     "is_url",
     "load_registry",
     "match_agent",

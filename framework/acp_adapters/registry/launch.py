@@ -215,6 +215,31 @@ def binary_path(
     return path
 
 
+def installed_dir(
+    agent: RegistryAgent,
+    platform: str | None = None,
+    *,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path | None:
+    """The folder a binary agent's archive is installed in for ``platform`` (default: this
+    machine's), or None when it is not installed (completely: ``install_binary`` marks a
+    finished install)."""
+    from .install import installed_binary  # the installer loads only when used
+
+    platform = platform if platform is not None else current_platform()
+    target = (agent.distribution.binary or {}).get(platform) if platform else None
+    if platform is None or target is None:
+        return None
+    root = Path(cache_dir) if cache_dir is not None else None
+    found = installed_binary(agent.id, agent.version, platform, target.cmd, root)
+    if found is None:
+        return None
+    folder = Path(found)
+    for _ in target.cmd_parts:
+        folder = folder.parent
+    return folder
+
+
 # -- versions ----------------------------------------------------------------------------------
 
 _SEMVER = re.compile(r"^v?(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
