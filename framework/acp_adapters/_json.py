@@ -81,6 +81,11 @@ def _finite_float(text: str) -> float:
     return number
 
 
+#: One decoder for every finite read: ``json.loads`` with hooks builds a new one per call,
+#: which costs as much as reading a short ACP message.
+_FINITE = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
+
+
 def loads(text: str | bytes, *, finite: bool = True) -> Any:
     """The value of a JSON text.
 
@@ -92,7 +97,7 @@ def loads(text: str | bytes, *, finite: bool = True) -> Any:
     """
     try:
         if finite:
-            value = json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+            value = _FINITE.decode(_decoded(text) if isinstance(text, bytes) else text)
         else:
             value = json.loads(text)
     except RecursionError:
@@ -109,6 +114,15 @@ def loads(text: str | bytes, *, finite: bool = True) -> Any:
     if opening > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
         raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
+
+
+def _decoded(data: bytes) -> str:
+    """The text of JSON bytes, read as ``json.loads`` reads them (its encoding detection,
+    surrogates let through for the checks after to see)."""
+    try:
+        return data.decode(json.detect_encoding(data), "surrogatepass")
+    except UnicodeDecodeError as error:
+        raise ValueError(f"not {error.encoding}: {error.reason}") from None
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

@@ -172,6 +172,8 @@ class Hooks:
         self, provider: Provider, update: Notification, session: SessionView
     ) -> None:
         caller = self.pm.hook.on_session_update
+        if not caller.get_hookimpls():
+            return  # once per update: a flood costs nothing here when no plugin listens
         try:
             caller(provider=provider, update=update, session=session)
         except Exception as exc:

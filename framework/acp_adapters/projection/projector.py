@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from itertools import count
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -253,27 +253,29 @@ class Projector:
     # --- projection -----------------------------------------------------------------------
 
     def _apply(self, changes: list[Change]) -> None:
-        # Every kind of change the reducer reports (``ChangeKind``), and what projects it.
-        dispatch: dict[str, Callable[[str], None]] = {
-            "tool_call": self._project_tool_call,
-            "message": self._project_message,
-            "plan": self._project_plan,
-            "permission": self._project_permission,
-            "terminal": self._project_terminal,
-            "unknown": self._project_unknown,
-            "write": self._project_write,
-            # Modes, commands, configuration, usage, info, the turn's state: no item shows
-            # them; the session listeners hear of them.
-            "session": self._session_changed,
-        }
-        for change in dict.fromkeys(changes):
+        for change in dict.fromkeys(changes) if len(changes) > 1 else changes:
             if change.kind == "message" and self._grows(change.key):
                 self._stale[change.key] = self._now
                 continue
-            project = dispatch.get(change.kind)
-            if project is None:
+            name = self._PROJECTIONS.get(change.kind)
+            if name is None:
                 raise ValueError(f"no projection for a change of kind {change.kind!r}")
-            project(change.key)
+            getattr(self, name)(change.key)
+
+    #: Every kind of change the reducer reports (``ChangeKind``), and the method that
+    #: projects it.
+    _PROJECTIONS: ClassVar[dict[str, str]] = {
+        "tool_call": "_project_tool_call",
+        "message": "_project_message",
+        "plan": "_project_plan",
+        "permission": "_project_permission",
+        "terminal": "_project_terminal",
+        "unknown": "_project_unknown",
+        "write": "_project_write",
+        # Modes, commands, configuration, usage, info, the turn's state: no item shows
+        # them; the session listeners hear of them.
+        "session": "_session_changed",
+    }
 
     def _project_tool_call(self, key: str) -> None:
         call = self.state.tool_calls.get(key)

@@ -122,11 +122,18 @@ class Reducer:
             state.session_id = notification.session_id
         raw = params["update"]
         update = notification.update
-        handler = next((self._by_type[t] for t in type(update).__mro__ if t in self._by_type), None)
+        handler = self._by_type.get(type(update)) or self._handler_of(type(update))
         if handler is None:
             return [self._unknown(raw, f"update {raw.get('sessionUpdate')!r} is not known here")]
         self.last_changes = handler(update, raw)
         return self.last_changes
+
+    def _handler_of(self, kind: type) -> Callable[[Any, dict[str, Any]], list[Change]] | None:
+        """The handler of a subclass of an update type (then found at once the next time)."""
+        handler = next((self._by_type[t] for t in kind.__mro__ if t in self._by_type), None)
+        if handler is not None:
+            self._by_type[kind] = handler
+        return handler
 
     def _handlers(self) -> dict[type, Callable[[Any, dict[str, Any]], list[Change]]]:
         return {
@@ -748,7 +755,18 @@ def _b64(data: str) -> bytes:
         return b""
 
 
+_PLAIN_TEXT: frozenset[str] = frozenset({"text", "type"})
+_TEXT_BLOCKS: tuple[type, ...] = (v1.ContentBlockText, v2.ContentBlockText)
+
+
 def _block(block: Any) -> Block:
+    if (
+        type(block) in _TEXT_BLOCKS
+        and block.model_fields_set == _PLAIN_TEXT
+        and not block.__pydantic_extra__
+    ):
+        # Most chunks of a message: what to_wire gives, in its key order, without a dump.
+        return Block(type="text", data={"text": block.text, "type": "text"})
     data = block.to_wire()
     return Block(type=str(data.get("type", "unknown")), data=data)
 
