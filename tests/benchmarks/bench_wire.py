@@ -1,4 +1,4 @@
-"""Measure the wire projection on T3 Code's known scenario (issue 14).
+"""Measure the wire projection on T3 Code's known scenario.
 
 A thread of 10 historical turns, each with a prompt, 5 command tools of 1,000 bytes of
 output, one MCP tool whose retained result is 900,000 bytes, a 4,096-character assistant

@@ -139,13 +139,35 @@ def test_everything_else_is_unchanged_and_wiring_twice_changes_nothing() -> None
         ErrorItem(id="e", message="m" * 40_000, code=-32603),
     ]
     for item in items:
-        assert wire_item(item) == item.model_dump(mode="json")
+        full = item.model_dump(mode="json")
+        assert wire_item(item) == {k: v for k, v in full.items() if v is not None}
+        assert None in full.values()  # the case is there: items have null fields
         jsonschema.validate(wire_item(item), SCHEMA)
     for item in [
         _edit(status="failed", patch_note="é" * ERROR_LIMIT),
         ToolItem(input="q" * 20_000),
     ]:
         assert wire_item(wire_item(item)) == wire_item(item)
+
+
+def test_null_fields_are_left_out_and_a_field_turned_null_is_unset() -> None:
+    running = CommandExecutionItem(id="c", command="ls", status="running")
+    wired = wire_item(running)
+    assert "exit_code" not in wired
+    assert "tool_call_id" not in wired
+    assert wired["command"] == "ls"
+    assert wired["replayed"] is False  # false is not null
+    done = running.model_copy(update={"exit_code": 0, "status": "completed"})
+    again = running.model_copy(update={"command": None})
+    follower = WireFollower([running])
+    assert follower.update(done) == {"id": "c", "set": {"status": "completed", "exit_code": 0}}
+    assert follower.update(again) == {
+        "id": "c",
+        "set": {"status": "running"},
+        "unset": ["command", "exit_code"],
+    }
+    client = apply_deltas(wire_snapshot([running]), wire_deltas([running], [again]))
+    assert client == wire_snapshot([again])
 
 
 def test_snapshot_and_session() -> None:

@@ -12,7 +12,8 @@ tool's full result); clients get a smaller form of each item, built from the ite
 * ``tool`` (MCP tools included) and any raw field (``input``, ``output``, ``raw``,
   ``raw_input``, ``raw_output``, ``data``, a tool's ``text``): a value whose JSON is over
   :data:`RAW_LIMIT` bytes becomes a one-line summary string, with ``truncated: true``.
-* Everything else is sent as it is.
+* Everything else is sent as it is, but for fields whose value is null: they are left out
+  (a field a client does not find is null).
 
 A thread is sent as a snapshot (:func:`wire_snapshot`), then a live turn as deltas
 (:func:`wire_deltas`, :class:`WireFollower`), which :func:`apply_deltas` applies.
@@ -123,7 +124,9 @@ def wire_item(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
       ``data``, and a ``tool``'s ``text``) whose compact JSON is over 16 KiB
       (:data:`RAW_LIMIT`) becomes a one-line summary string (its type, its size in bytes and
       its first 80 characters), with ``truncated: true``.
-    * Every other field, and every other kind, is sent unchanged.
+    * Every other field, and every other kind, is sent unchanged, but for null fields, which
+      are left out: a client takes a field it does not find as null. (A field that turns
+      null in a live turn is in its delta's ``unset``.)
     """
     data = _as_json(item)
     kind = data.get("kind")
@@ -153,7 +156,8 @@ def wire_item(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
             truncated = True
     if truncated:
         data["truncated"] = True
-    return data
+    # Absent means null: the most common value of an item's fields costs nothing to send.
+    return {key: value for key, value in data.items() if value is not None}
 
 
 def wire_snapshot(
@@ -400,8 +404,9 @@ def wire_json_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "acp-adapters wire item",
         "description": (
-            "A timeline item as the wire projection (wire_item) sends it to clients; "
-            "$defs/WireSnapshot is a thread's snapshot, $defs/WireDelta one delta of a live turn."
+            "A timeline item as the wire projection (wire_item) sends it to clients, its null "
+            "fields left out (a field not sent is null); $defs/WireSnapshot is a thread's "
+            "snapshot, $defs/WireDelta one delta of a live turn."
         ),
         "$defs": defs,
         "$ref": "#/$defs/WireItem",
