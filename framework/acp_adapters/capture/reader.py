@@ -8,7 +8,7 @@ format's words are those of :mod:`acp_adapters.capture_format`.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from .format import (
@@ -59,6 +59,8 @@ class Entry:
     raw: str = ""
     exit_code: int | None = None
     stderr: str = ""
+    #: When it happened (the line's ``t``, seconds), where the line says so as a number.
+    at: float | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,14 @@ def _entry(number: int, value: Any) -> Entry | str:
     """The entry of one parsed line, or why it is not one."""
     if not isinstance(value, dict):
         return "not a capture entry (a JSON object)"
+    entry = _untimed_entry(number, value)
+    at = value.get("t")
+    if isinstance(entry, Entry) and isinstance(at, int | float) and not isinstance(at, bool):
+        return replace(entry, at=float(at))
+    return entry
+
+
+def _untimed_entry(number: int, value: dict[str, Any]) -> Entry | str:
     direction = value.get("dir")
     if direction in (CLIENT_TO_AGENT, AGENT_TO_CLIENT):
         message = value.get("msg")

@@ -152,8 +152,14 @@ class ReplayAgent:
         home: str | None = None,
         status: StatusFile | None = None,
         errors: TextIO | None = None,
+        speed: float | None = None,
     ) -> None:
         self.entries = capture.entries
+        #: None: the agent's lines go out as fast as they can. A number: at the recorded pace,
+        #: that many times as fast (see :meth:`_pace`).
+        self.speed = speed
+        #: The recorded time of the last line handled, and when (``time.monotonic``) it was.
+        self._clock: tuple[float, float] | None = None
         self.warnings = list(capture.warnings)
         self.match: MatchMode = match
         self.timeout = timeout
@@ -209,7 +215,9 @@ class ReplayAgent:
                 entry = self.entries[index]
                 if entry.direction == CLIENT_TO_AGENT:
                     index = self._await_run(index)
+                    self._paced(self.entries[index - 1], time.monotonic())
                 else:
+                    self._pace(entry)
                     self._play(entry, index)
                     index += 1
             self._after_the_end()
@@ -220,6 +228,26 @@ class ReplayAgent:
         self._output.flush(self.timeout)
         self._write_status("ok", EXIT_OK)
         return EXIT_OK
+
+    def _pace(self, entry: Entry) -> None:
+        """At the recorded pace (``speed``): wait until as long after the line before as the
+        recording had it (divided by ``speed``; at most :data:`MAX_GAP` seconds a line). A
+        replay that falls behind goes on from where it is, without hurrying to catch up."""
+        if self.speed is None or entry.at is None:
+            return
+        now = time.monotonic()
+        if self._clock is None:
+            self._paced(entry, now)
+            return
+        recorded, handled = self._clock
+        due = handled + min(max(entry.at - recorded, 0.0) / self.speed, MAX_GAP)
+        if due > now:
+            time.sleep(due - now)
+        self._paced(entry, max(due, now))
+
+    def _paced(self, entry: Entry, handled: float) -> None:
+        if entry.at is not None:
+            self._clock = (entry.at, handled)
 
     def _play(self, entry: Entry, index: int) -> None:
         """Send what the recorded agent sent (or exit, as it did)."""
@@ -660,6 +688,19 @@ def _replace_strings(value: Any, replacements: dict[str, str]) -> Any:
 
 #: The longest wait ``--timeout`` may ask for (a day): longer ones overflow the clocks.
 MAX_TIMEOUT = 86400.0
+#: At the recorded pace (``--speed``), the longest wait before one line (seconds): a
+#: capture's times are not trusted to end.
+MAX_GAP = 60.0
+
+
+def _speed(text: str) -> float:
+    try:
+        speed = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.001 <= speed <= 1000:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError("the speed must be from 0.001 to 1000")
+    return speed
 
 
 def _seconds(text: str) -> float:
@@ -702,6 +743,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="SECONDS",
         help=f"how long to wait for each client message (default {DEFAULT_TIMEOUT:g})",
     )
+    parser.add_argument(
+        "--speed",
+        type=_speed,
+        metavar="FACTOR",
+        help="send the agent's lines at the recorded pace, FACTOR times as fast "
+        "(1: as recorded; by default, as fast as they can go)",
+    )
     parser.add_argument("--status", metavar="FILE", help="write the outcome to FILE (JSON)")
     arguments = parser.parse_args(argv)
     match: MatchMode = "methods" if arguments.match == "methods" else "exact"
@@ -724,5 +772,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         match=match,
         timeout=arguments.timeout,
         status=status,
+        speed=arguments.speed,
     )
     return agent.run()
