@@ -6,6 +6,7 @@ from __future__ import annotations
 from .base import (
     SCHEMA_VERSION,
     Commit,
+    EncodedEvent,
     QueuedPrompt,
     Store,
     StoredEvent,
@@ -14,6 +15,7 @@ from .base import (
     ThreadNotFound,
     Turn,
     TurnStatus,
+    encoded_event,
 )
 from .open import STORE_ENV, default_store, default_store_path, open_store
 from .rebuild import check_thread, rebuild_items
@@ -23,6 +25,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "STORE_ENV",
     "Commit",
+    "EncodedEvent",
     "QueuedPrompt",
     "SqliteStore",
     "Store",
@@ -35,6 +38,7 @@ __all__ = [
     "check_thread",
     "default_store",
     "default_store_path",
+    "encoded_event",
     "open_store",
     "rebuild_items",
 ]

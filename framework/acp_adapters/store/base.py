@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal
 
+from .. import _json
 from ..errors import AcpAdaptersError
 
 #: The schema version this library writes; a store of an older version is migrated when
@@ -90,13 +91,31 @@ class QueuedPrompt:
     queued_at: float = 0.0
 
 
+class EncodedEvent(str):
+    """An event already as the JSON text a store keeps it (:func:`encoded_event`): a store
+    writes it as it is. A live session encodes each event as it comes, so that what waits
+    for the next commit is text, which Python's garbage collector has no need to look at."""
+
+
+def encoded_event(entry: Mapping[str, Any]) -> EncodedEvent:
+    """``entry`` as the JSON text a store keeps (UTF-8, lone surrogates escaped).
+
+    :raises StoreError: it holds what JSON cannot (NaN, an object JSON has no form for).
+    """
+    try:
+        return EncodedEvent(_json.dumps(dict(entry)))
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"an event cannot be stored as JSON: {exc}") from exc
+
+
 @dataclass
 class Commit:
     """One update of a session, written in one transaction: the new events (appended in
-    order), the items they changed (each the whole item as JSON: ``id`` is its key), the
-    turns they started or ended, and the thread's fields that changed."""
+    order; each an entry, or its :func:`encoded_event`), the items they changed (each the
+    whole item as JSON: ``id`` is its key), the turns they started or ended, and the
+    thread's fields that changed."""
 
-    events: Sequence[Mapping[str, Any]] = ()
+    events: Sequence[Mapping[str, Any] | EncodedEvent] = ()
     items: Sequence[Mapping[str, Any]] = ()
     turns: Sequence[Turn] = ()
     thread: Mapping[str, Any] = field(default_factory=dict)

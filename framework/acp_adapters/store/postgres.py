@@ -56,7 +56,7 @@ from .base import (
     Turn,
 )
 from .schema import VERSION_QUERY, migration
-from .sqlite import dumps, item_row, loads, thread_columns
+from .sqlite import dumps, event_text, item_row, loads, thread_columns
 
 T = TypeVar("T")
 
@@ -385,7 +385,7 @@ class PostgresStore(Store):
     async def commit(self, thread_id: str, commit: Commit) -> int:
         columns = _checked(thread_columns(commit.thread))
         # Everything is JSON before the transaction starts: what cannot be is refused whole.
-        events = [dumps(dict(entry), "an event") for entry in commit.events]
+        events = [event_text(entry) for entry in commit.events]
         items = [item_row(item) for item in commit.items]
         for item_id, _, _ in items:
             _text(item_id, "an item's id")

@@ -13,9 +13,12 @@ What it guarantees:
   returns), and the store is never corrupted; only a power loss or an operating system
   crash may undo the last commits (the store still opens, consistent). ``synchronous="FULL"``
   (:meth:`SqliteStore.open`) syncs the log at every commit and survives those as well;
-* each :meth:`~SqliteStore.commit` is one ``BEGIN IMMEDIATE ... COMMIT``: all of it or none
-  of it, and the write lock taken at its start, so two processes writing one file take
-  turns (``busy_timeout``: a writer waits up to 10 s for another's transaction);
+* each :meth:`~SqliteStore.commit` is all of it or none of it. The commits that wait while
+  one is written are written next, together (:mod:`.group`): one ``BEGIN IMMEDIATE ...
+  COMMIT``, each commit in a savepoint of its own, so that hundreds of sessions commit in
+  a few transactions a second, and a commit that fails (its thread deleted) fails alone.
+  The write lock is taken at the transaction's start, so two processes writing one file
+  take turns (``busy_timeout``: a writer waits up to 10 s for another's transaction);
 * foreign keys on: a thread's turns, events, items and queued prompts go with it.
 """
 
@@ -27,6 +30,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -37,6 +41,7 @@ from .. import _json
 from .base import (
     SCHEMA_VERSION,
     Commit,
+    EncodedEvent,
     QueuedPrompt,
     Store,
     StoredEvent,
@@ -45,6 +50,7 @@ from .base import (
     ThreadNotFound,
     Turn,
 )
+from .group import CommitGroups
 from .schema import VERSION_QUERY, migration
 
 T = TypeVar("T")
@@ -54,6 +60,8 @@ Synchronous = Literal["NORMAL", "FULL"]
 #: How often :meth:`SqliteStore.follow` looks for events another process committed (seconds);
 #: this process's own commits wake it at once.
 POLL_SECONDS = 0.1
+#: A commit of more events and items than this is encoded as JSON in a worker thread.
+ENCODED_IN_LOOP = 200
 #: How long a writer waits for another connection's transaction (seconds).
 BUSY_TIMEOUT = 10.0
 
@@ -72,6 +80,13 @@ def dumps(value: Any, what: str) -> str:
         return _json.dumps(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise StoreError(f"{what} cannot be stored as JSON: {exc}") from exc
+
+
+def event_text(entry: Mapping[str, Any] | EncodedEvent) -> str:
+    """An event's JSON text: an :class:`EncodedEvent` as it is."""
+    if isinstance(entry, EncodedEvent):
+        return entry
+    return dumps(dict(entry), "an event")
 
 
 def loads(text: str) -> Any:
@@ -173,6 +188,11 @@ class SqliteStore(Store):
         self._version = version
         #: The one connection's turn: every read and write takes it.
         self._limiter = anyio.CapacityLimiter(1)
+        #: Whether this SQLite has JSON1 (``json_each``): a group's rows then go in a few
+        #: statements (see :meth:`_write_together`).
+        self._json_each = _has_json_each(connection)
+        #: The commits waiting to be written, a group at a time (see :mod:`.group`).
+        self._groups: CommitGroups[_Prepared] = CommitGroups(self._write_group)
         #: Set (and replaced) at each commit of this store: wakes its followers.
         self._changed = anyio.Event()
         self._closed = False
@@ -350,33 +370,139 @@ class SqliteStore(Store):
 
     async def commit(self, thread_id: str, commit: Commit) -> int:
         columns = thread_columns(commit.thread)
-        # Everything is JSON before the transaction starts: what cannot be is refused whole.
-        events = [dumps(dict(entry), "an event") for entry in commit.events]
-        items = [item_row(item) for item in commit.items]
         turns = list(commit.turns)
         for turn in turns:
             if turn.thread_id != thread_id:
                 raise StoreError(
                     f"a turn of the thread {turn.thread_id!r} committed to {thread_id!r}"
                 )
+        # Everything is JSON before the transaction starts: what cannot be is refused whole.
+        # A large commit (a flood's thousands of events) is encoded in a worker thread, not
+        # in the event loop the other sessions wait for.
+        if len(commit.events) + len(commit.items) > ENCODED_IN_LOOP:
+            prepared = await anyio.to_thread.run_sync(_prepared, thread_id, commit, columns, turns)
+        else:
+            prepared = _prepared(thread_id, commit, columns, turns)
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+        try:
+            return await self._groups.commit(prepared)
+        finally:
+            self._wake()
 
-        def write(con: sqlite3.Connection) -> int:
+    async def _write_group(self, group: list[_Prepared]) -> list[int | StoreError]:
+        """The commits of ``group`` in one transaction, each in a savepoint (see
+        :mod:`.group`)."""
+
+        def write(con: sqlite3.Connection) -> list[int | StoreError]:
             con.execute("BEGIN IMMEDIATE")
             try:
-                last = self._append_events(con, thread_id, events)
-                self._upsert_items(con, thread_id, items)
-                self._upsert_turns(con, thread_id, turns)
-                self._update_thread(con, thread_id, columns, commit.thread.get("name"))
+                threads = [prepared.thread_id for prepared in group]
+                if self._json_each and len(set(threads)) == len(threads):
+                    outcomes = self._write_together(con, group)
+                else:  # a thread twice in the group (its commits in order), or no JSON1
+                    outcomes = [self._write_one(con, prepared) for prepared in group]
                 con.execute("COMMIT")
             except BaseException:
                 _rollback(con)
                 raise
-            return last
+            return outcomes
 
+        return await self._run(write)
+
+    def _write_together(
+        self, con: sqlite3.Connection, group: list[_Prepared]
+    ) -> list[int | StoreError]:
+        """The commits of a group (one for each thread), their rows written by a few
+        statements for all of them: each statement a step of SQLite's, and each step lets
+        the worker thread wait for the event loop's thread (Python's lock), so a few steps
+        for a group of hundreds rather than a few for each row. A commit that changes its
+        thread's fields (a name may be taken) is written apart, in its savepoint."""
+        outcomes: list[int | StoreError | None] = [None] * len(group)
+        ids = [prepared.thread_id for prepared in group]
+        (found,) = con.execute(
+            "SELECT json_group_array(id) FROM threads WHERE id IN (SELECT value FROM json_each(?))",
+            (_json.dumps(ids),),
+        ).fetchone()
+        known = set(json.loads(found))
+        together: list[tuple[int, _Prepared]] = []
+        for index, prepared in enumerate(group):
+            if prepared.thread_id not in known:
+                outcomes[index] = ThreadNotFound(
+                    f"no thread {prepared.thread_id!r} in {self.location}"
+                )
+            elif prepared.columns:
+                outcomes[index] = self._write_one(con, prepared)
+            else:
+                together.append((index, prepared))
+        if together:
+            (lasts,) = con.execute(
+                "SELECT json_group_object(thread_id, last) FROM (SELECT thread_id, "
+                "MAX(seq) AS last FROM events WHERE thread_id IN "
+                "(SELECT value FROM json_each(?)) GROUP BY thread_id)",
+                (_json.dumps([prepared.thread_id for _, prepared in together]),),
+            ).fetchone()
+            last_seq = {key: int(value) for key, value in json.loads(lasts).items()}
+            # Each commit's thread and last seq (``heads``), and its events and items as they
+            # were encoded (joined here, not encoded again). A big array is read once: what is
+            # read for each row is its own element, or a small head.
+            heads: list[tuple[str, int]] = []
+            events: list[str] = []
+            items: list[str] = []
+            touched: list[tuple[str, float]] = []
+            for index, prepared in together:
+                first = last_seq.get(prepared.thread_id, 0)
+                heads.append((prepared.thread_id, first))
+                events.append(prepared.events_json)
+                items.append(prepared.items_json)
+                if prepared.turns:
+                    self._upsert_turns(con, prepared.thread_id, prepared.turns)
+                touched.append((prepared.thread_id, self._now()))
+                outcomes[index] = first + len(prepared.events)
+            by_commit = (
+                "FROM json_each(?1) AS c JOIN json_each(?2) AS h ON h.key = c.key, "
+                "json_each(c.value) AS r"
+            )
+            con.execute(
+                "INSERT INTO events (thread_id, seq, entry) SELECT "
+                "json_extract(h.value, '$[0]'), json_extract(h.value, '$[1]') + r.key + 1, "
+                f"r.value {by_commit}",
+                ("[" + ",".join(events) + "]", _json.dumps(heads)),
+            )
+            con.execute(
+                "INSERT INTO items (thread_id, item_id, ordinal, item) SELECT "
+                "json_extract(h.value, '$[0]'), json_extract(r.value, '$[0]'), "
+                "json_extract(r.value, '$[1]'), json_extract(r.value, '$[2]') "
+                f"{by_commit} WHERE true ON CONFLICT (thread_id, item_id) DO UPDATE "
+                "SET ordinal = excluded.ordinal, item = excluded.item",
+                ("[" + ",".join(items) + "]", _json.dumps(heads)),
+            )
+            con.execute(
+                "UPDATE threads SET updated_at = (SELECT json_extract(value, '$[1]') "
+                "FROM json_each(?1) WHERE json_extract(value, '$[0]') = threads.id) "
+                "WHERE id IN (SELECT json_extract(value, '$[0]') FROM json_each(?1))",
+                (_json.dumps(touched),),
+            )
+        assert all(outcome is not None for outcome in outcomes)
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _write_one(self, con: sqlite3.Connection, prepared: _Prepared) -> int | StoreError:
+        """One commit of a group, in a savepoint: the ``seq`` of its last event, or the error
+        it alone failed with (what it wrote undone)."""
+        con.execute("SAVEPOINT one_commit")
         try:
-            return await self._run(write)
-        finally:
-            self._wake()
+            last = self._append_events(con, prepared.thread_id, prepared.events)
+            self._upsert_items(con, prepared.thread_id, prepared.items)
+            self._upsert_turns(con, prepared.thread_id, prepared.turns)
+            self._update_thread(con, prepared.thread_id, prepared.columns, prepared.name)
+        except (StoreError, sqlite3.Error) as exc:
+            con.execute("ROLLBACK TO one_commit")
+            con.execute("RELEASE one_commit")
+            if isinstance(exc, StoreError):
+                return exc
+            return StoreError(f"the store {self.location}: {exc}")
+        con.execute("RELEASE one_commit")
+        return last
 
     def _append_events(self, con: sqlite3.Connection, thread_id: str, events: list[str]) -> int:
         if con.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
@@ -541,6 +667,47 @@ class SqliteStore(Store):
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.location!r})"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A commit as the transaction writes it: its rows encoded."""
+
+    thread_id: str
+    events: list[str]
+    items: list[tuple[str, int, str]]
+    turns: list[Turn]
+    columns: dict[str, Any]
+    name: Any
+    #: The events, and the items' rows, as JSON arrays (for a group's few statements: see
+    #: :meth:`SqliteStore._write_together`), encoded where the commit was prepared.
+    events_json: str
+    items_json: str
+
+
+def _prepared(
+    thread_id: str, commit: Commit, columns: dict[str, Any], turns: list[Turn]
+) -> _Prepared:
+    events = [event_text(entry) for entry in commit.events]
+    items = [item_row(item) for item in commit.items]
+    return _Prepared(
+        thread_id,
+        events,
+        items,
+        turns,
+        columns,
+        commit.thread.get("name"),
+        _json.dumps(events),
+        _json.dumps(items),
+    )
+
+
+def _has_json_each(connection: sqlite3.Connection) -> bool:
+    try:
+        connection.execute("SELECT count(*) FROM json_each('[1]')").fetchone()
+    except sqlite3.Error:
+        return False
+    return True
 
 
 def _rollback(con: sqlite3.Connection) -> None:
