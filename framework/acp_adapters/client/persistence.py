@@ -6,7 +6,12 @@ for it) and every item that appeared or changed. A background task commits them:
 commit is the events that came since the last one and the items as they are now, in one
 transaction (:meth:`~acp_adapters.store.Store.commit`). While a commit runs, what comes
 waits for the next, so a fast agent makes fewer, larger commits, never a backlog of small
-ones. A commit that fails (the store went away, the disk is full) is kept and tried again;
+ones; and commits are spaced (:data:`COMMIT_INTERVAL`, and longer after a large one:
+:data:`COMMIT_BYTES_PER_SECOND`), so that a store shared by hundreds of sessions writes a
+few commits a second for each (written together: see :mod:`acp_adapters.store.group`),
+whatever their agents send, and a session whose commits are large (a flood, a long message
+written again each time) commits less often rather than taking the store from
+the others. A commit that fails (the store went away, the disk is full) is kept and tried again;
 the session goes on, and the failure is reported (:attr:`ThreadWriter.failures`, and the
 application's ``on_store_error`` callback).
 
@@ -24,12 +29,29 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from ..capture.recorder import capture_entry, entry_event
-from ..store.base import Commit, Store, StoreError, Thread, Turn, TurnStatus
+from ..store.base import (
+    Commit,
+    EncodedEvent,
+    Store,
+    StoreError,
+    Thread,
+    Turn,
+    TurnStatus,
+    encoded_event,
+)
 from ..timeline.items import TimelineItem
 
 if TYPE_CHECKING:
     from .session import Session
 
+#: A session commits at most this often (seconds; ``connect(commit_interval=)``): what comes
+#: in between goes into the next commit. A turn's start and end, and the commit at the
+#: session's end, are not delayed.
+COMMIT_INTERVAL = 0.1
+#: And a commit starts no sooner after the one before than that one's size (its events and
+#: the text of its items, in bytes) allows at this rate: a session that writes much, writes
+#: seldom, in large commits (the memory this costs is what its agent sent in that time).
+COMMIT_BYTES_PER_SECOND = 8 * 1024 * 1024
 #: How long a failed commit waits before it is tried again, at most (it doubles from 0.1 s).
 RETRY_SECONDS = 5.0
 #: How many times the commit at a session's end is tried (about 3 s in all).
@@ -69,14 +91,22 @@ class ThreadWriter:
         session: Session,
         *,
         on_error: StoreErrorCallback | None = None,
+        interval: float = COMMIT_INTERVAL,
     ) -> None:
         self.store = store
+        #: The least time between the starts of two commits (seconds).
+        self.interval = interval
+        #: When the last commit started (``anyio.current_time``) and its size (bytes).
+        self._last_commit: tuple[float, int] | None = None
+        self._size = 0
+        #: Set when what is pending should not wait for the interval (a turn began or ended).
+        self._due_now = anyio.Event()
         self.thread = thread
         self.session = session
         self._on_error = on_error
         #: The commits that failed, in order (the last one is being tried again).
         self.failures: list[StoreError] = []
-        self._events: list[dict[str, Any]] = []
+        self._events: list[EncodedEvent] = []
         self._items: dict[str, TimelineItem] = {}
         self._turns: dict[int, Turn] = {}
         self._thread_fields: dict[str, Any] = {}
@@ -99,7 +129,12 @@ class ThreadWriter:
     def event(self, direction: str, payload: Any, at: float) -> None:
         if self._reading_back:
             return
-        self._events.append(capture_entry(direction, payload, at))
+        try:
+            # Text from here on: what waits for the commit is nothing the collector scans.
+            self._events.append(encoded_event(capture_entry(direction, payload, at)))
+        except StoreError as error:  # nothing JSON can hold: that event alone is not kept
+            self._failed(error)
+            return
         self._wake()
 
     def item(self, item: TimelineItem) -> None:
@@ -121,6 +156,7 @@ class ThreadWriter:
             self._thread_fields["title"] = title
         if kind == "turn" and state.turn > 0:
             self._turns[state.turn] = self._turn(state)
+            self._due_now.set()  # a turn's start and end are committed without delay
         self._wake()
 
     def _turn(self, state: Any) -> Turn:
@@ -169,7 +205,10 @@ class ThreadWriter:
         delay = 0.1
         while True:
             await self._more.wait()
+            await self._spaced()
             self._more = anyio.Event()
+            self._due_now = anyio.Event()
+            started = anyio.current_time()
             try:
                 await self._commit_pending()
             except StoreError as error:
@@ -178,7 +217,20 @@ class ThreadWriter:
                 delay = min(delay * 2, RETRY_SECONDS)
                 self._more.set()
                 continue
+            finally:
+                self._last_commit = (started, self._size)
             delay = 0.1
+
+    async def _spaced(self) -> None:
+        """Wait until the next commit is due (see :data:`COMMIT_INTERVAL`)."""
+        if self._last_commit is None:
+            return  # the first commit goes at once
+        started, size = self._last_commit
+        due = started + max(self.interval, size / COMMIT_BYTES_PER_SECOND)
+        wait = due - anyio.current_time()
+        if wait > 0:
+            with anyio.move_on_after(wait):
+                await self._due_now.wait()
 
     def _failed(self, error: StoreError) -> None:
         self.failures.append(error)
@@ -206,6 +258,7 @@ class ThreadWriter:
             turns=list(turns.values()),
             thread=fields,
         )
+        self._size = _size_of(commit)
         try:
             await self.store.commit(self.thread.id, commit)
         except BaseException:
@@ -289,6 +342,15 @@ class ThreadWriter:
         finally:
             self._reading_back = False
         return len(events)
+
+
+def _size_of(commit: Commit) -> int:
+    """About how many bytes a commit writes: its events, and the text of its items' fields
+    (a message's text, a patch, a command's output: what makes an item large)."""
+    size = sum(len(event) for event in commit.events if isinstance(event, str))
+    for item in commit.items:
+        size += sum(len(value) for value in item.values() if isinstance(value, str))
+    return size
 
 
 async def reopened(

@@ -85,7 +85,7 @@ from .answers import (
 from .auth import AuthMethod, LoginCallback
 from .capabilities import check_prompt
 from .mcp import McpServer, as_servers, wire_servers
-from .persistence import StoreErrorCallback, ThreadWriter, reopened
+from .persistence import COMMIT_INTERVAL, StoreErrorCallback, ThreadWriter, reopened
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
 
@@ -982,6 +982,7 @@ async def connect(
     store: Store | str | os.PathLike[str] | None = None,
     thread: str | None = None,
     on_store_error: StoreErrorCallback | None = None,
+    commit_interval: float = COMMIT_INTERVAL,
     run_queued: bool = True,
     reconnect: bool | None = None,
 ) -> AsyncIterator[Session]:
@@ -1024,6 +1025,10 @@ async def connect(
         commit (the session goes on; the commit is tried again), and with the error of a
         store that cannot be opened: the session then runs without it (without the
         callback, that error is raised).
+    :param commit_interval: the least time between two of the session's commits to the
+        store (seconds, 0.1 by default): what comes in between goes into the next commit, so
+        a fast agent costs the store a few commits a second. The commit at the session's end
+        is never delayed.
     :param reconnect: a prompt sent after the agent went away (it crashed) starts the agent
         again and opens the session on it (resumed, else loaded), the timeline going on;
         default: when the session is kept in a store.
@@ -1093,6 +1098,8 @@ async def connect(
         content_budget=content_budget,
         mcp_servers=tuple(as_servers(mcp_servers)),
     )
+    if not 0 <= commit_interval <= 3600:  # also refuses nan
+        raise ValueError(f"commit_interval is from 0 to 3600 seconds, not {commit_interval!r}")
     # The store first: one that cannot be opened fails before any agent starts (or, with
     # ``on_store_error``, is reported and the session runs kept nowhere).
     the_store: Store | None = store if isinstance(store, Store) else None
@@ -1163,6 +1170,7 @@ async def connect(
                         session_id,
                         on_store_error,
                         recorder,
+                        commit_interval,
                     )
                     task_group.start_soon(writer.run)
                 await agent.initialize(
@@ -1206,6 +1214,7 @@ async def _thread_writer(
     session_id: str | None,
     on_error: StoreErrorCallback | None,
     recorder: CaptureRecorder | None = None,
+    interval: float = COMMIT_INTERVAL,
 ) -> tuple[ThreadWriter, str | None]:
     """The session's thread (``thread``: an id or a name; found, or made) and its writer;
     a thread found is read back into the session first. The agent session to open: the
@@ -1224,9 +1233,9 @@ async def _thread_writer(
             folders=[str(root) for root in workspace.roots[1:]],
             command=None if provider.launch is not None else list(command),
         )
-        writer = ThreadWriter(store, found, session, on_error=on_error)
+        writer = ThreadWriter(store, found, session, on_error=on_error, interval=interval)
     else:
-        writer = ThreadWriter(store, found, session, on_error=on_error)
+        writer = ThreadWriter(store, found, session, on_error=on_error, interval=interval)
         writer.attach()  # what the read back writes (a turn ended) is the thread's too
         await reopened(writer, recorder)
         session.thread = found
