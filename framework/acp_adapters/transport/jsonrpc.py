@@ -44,6 +44,7 @@ from itertools import count
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from .. import _json
@@ -90,6 +91,10 @@ CANCEL_METHOD = "$/cancel_request"
 DEFAULT_MAX_PENDING_REQUESTS = 256
 #: How many messages read ahead of the dispatcher may wait for it.
 INBOX_MESSAGES = 256
+#: How many messages the dispatcher handles before it lets the event loop run the others'
+#: tasks (a flooding agent takes turns with the process's other sessions, in slices of
+#: about a millisecond).
+DISPATCH_SLICE = 32
 
 
 class RpcError(AcpAdaptersError):
@@ -347,6 +352,7 @@ class Connection:
                     # Handle what is already read without going back to the event loop
                     # for each message; notifications are handled one by one, in order.
                     message = first
+                    handled = 0
                     while True:
                         if not isinstance(message, _Refused):
                             # Seen as it is handled, in the order it is handled: what the
@@ -356,6 +362,9 @@ class Connection:
                             await self._handle_batch(message)
                         else:
                             await self._handle_message(message, batch=None)
+                        handled += 1
+                        if handled % DISPATCH_SLICE == 0:
+                            await anyio.lowlevel.checkpoint()
                         try:
                             message = self._inbox_in.receive_nowait()
                         except (anyio.WouldBlock, anyio.EndOfStream):

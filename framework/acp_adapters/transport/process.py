@@ -384,7 +384,7 @@ async def end_families(
     killed: dict[int, ProcessInfo] = {}
     earlier = dict(known or {})
     for _ in range(SWEEP_ROUNDS):
-        found = {**earlier, **family_members(chosen)}
+        found = {**earlier, **await anyio.to_thread.run_sync(family_members, chosen)}
         earlier = {}
         alive = [
             member
@@ -506,7 +506,13 @@ class AgentProcess:
         of its family. ``grace`` 0 kills at once. Returns the exit status."""
         with anyio.CancelScope(shield=True):
             # What descends from the agent only by its parents is found only while it runs.
-            known = family_members([self.family]) if self.process.returncode is None else {}
+            # (Read off the event loop: /proc holds every process of the machine, and a
+            # process closing hundreds of sessions would stall the others for seconds.)
+            known = (
+                await anyio.to_thread.run_sync(family_members, [self.family])
+                if self.process.returncode is None
+                else {}
+            )
             # A full pipe (an agent that stopped reading) does not make this wait.
             with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
                 await self.stdin.aclose()
