@@ -64,8 +64,9 @@ def test_bounded_search_finds_the_plain_searchs_script(
     if prefix == len(a) == len(b):
         return
     expected = _plain(a, b, limit)
-    # Every bound, entered as early as possible.
-    assert search._bounded(a, b, prefix, limit, 1) == expected
+    # Every bound, entered as early as possible (a first search that has not begun).
+    first = search._Search(a, b, prefix, limit)
+    assert search._bounded(a, b, prefix, limit, first) == expected
     assert edit_script(a, b, cap) == expected
 
 

@@ -149,6 +149,14 @@ class _Search:
         self.exhausted = False
         self.end: int | None = 0 if prefix >= n and prefix >= m else None
 
+    def compare(self, a: Sequence[object], b: Sequence[object]) -> None:
+        """Go on comparing ``a`` and ``b`` instead: the same texts, each line replaced by
+        what is equal to another exactly when the lines are (their ids, cheaper to compare)."""
+        assert (len(a), len(b)) == (self.n, self.m)
+        self.a, self.b = a, b
+        self.a_pad = [*a, _PAD]
+        self.b_pad = [*b, _PAD]
+
     def advance(self, max_cells: int) -> bool:
         """Run until the end is found, the search is exhausted, or ``max_cells`` are spent.
 
@@ -216,11 +224,15 @@ class _Search:
 
     def _step_plain(self, d: int, lo: int, hi: int) -> None:
         a, b, a_pad, b_pad, n, m, v = self.a, self.b, self.a_pad, self.b_pad, self.n, self.m, self.v
+        # A step writes only the diagonals of its parity: the deletion's parent of diagonal k
+        # (v[k - 1]) is the insertion's parent read for k - 2, carried over in ``up``.
+        up = v[lo - 1]
         for k in range(lo, hi + 1, 2):
             x = v[k + 1]
-            xr = v[k - 1]
-            if x <= xr:
-                x = xr + 1
+            if x <= up:
+                x, up = up + 1, x
+            else:
+                up = x
             if x < 0:
                 v[k] = _NONE
                 continue
@@ -240,11 +252,13 @@ class _Search:
         extra_a, extra_b = bound.extra_a, bound.extra_b
         # Prune a cell when d + (n - x) + (m - y) - 2 * matched > limit.
         over = n + m - self.limit + d
+        up = v[lo - 1]  # as in _step_plain
         for k in range(lo, hi + 1, 2):
             x = v[k + 1]
-            xr = v[k - 1]
-            if x <= xr:
-                x = xr + 1
+            if x <= up:
+                x, up = up + 1, x
+            else:
+                up = x
             if x < 0:
                 v[k] = _NONE
                 continue
@@ -334,17 +348,21 @@ def edit_script(a: Sequence[T], b: Sequence[T], max_edits: int | None = None) ->
     rest = n + m - 2 * prefix
     if search.advance(_budget(FIRST_SEARCH_CELLS, rest)):
         return search.result()
-    return _bounded(a, b, prefix, limit, search.d + 1)
+    return _bounded(a, b, prefix, limit, search)
 
 
-def _bounded(a: Sequence[T], b: Sequence[T], prefix: int, limit: int, known: int) -> Script | None:
-    """The search, again, with lower bounds; at least ``known`` edits are needed.
+def _bounded(
+    a: Sequence[T], b: Sequence[T], prefix: int, limit: int, first: _Search
+) -> Script | None:
+    """The search, again, with lower bounds; ``first`` is the search that stopped at its
+    budget: at least one edit more than it reached is needed.
 
     Each attempt runs to a limit no lower than the best bound known, so when
     the bound is exact the first attempt finds the end in a narrow band. An
     attempt that reaches edit count ``d`` without finding the end proves that
     more than ``d`` edits are needed.
     """
+    known = first.d + 1
     rest = len(a) + len(b) - 2 * prefix
     presence = presence_bound(a, b, prefix)
     if presence.floor > limit:
@@ -374,7 +392,8 @@ def _bounded(a: Sequence[T], b: Sequence[T], prefix: int, limit: int, known: int
         search.advance(_UNLIMITED)
         if search.end is not None or search.limit >= limit:
             return search.result()
-    # The bounds are weak here: search to the limit; the checks would cost more than they save.
-    search = _Search(a_ids, b_ids, prefix, limit)
-    search.advance(_UNLIMITED)
-    return search.result()
+    # The bounds are weak here: the checks would cost more than they save. The first search
+    # (to the same limit, without a bound) goes on from where it stopped, on the lines' ids.
+    first.compare(a_ids, b_ids)
+    first.advance(_UNLIMITED)
+    return first.result()
