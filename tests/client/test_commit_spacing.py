@@ -99,3 +99,37 @@ def test_a_commit_s_size_is_its_events_and_the_text_of_its_items() -> None:
     item = {"id": "m", "kind": "assistant_message", "ordinal": 3, "text": "x" * 1000}
     assert _size_of(Commit(events=[event, event], items=[item])) == 2 * len(event) + 1 + 17 + 1000
     assert COMMIT_BYTES_PER_SECOND >= 1024 * 1024
+
+
+async def test_a_backlog_goes_in_commits_of_a_bounded_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_adapters.client import persistence
+
+    monkeypatch.setattr(persistence, "MAX_COMMIT_EVENTS", 10)
+    capture = paced_capture(tmp_path / "paced.jsonl")
+    store = await open_store(tmp_path / "store.db")
+    sizes: list[tuple[int, int]] = []
+    commit = store.commit
+
+    async def counted(thread_id: str, batch: Commit) -> int:
+        sizes.append((len(batch.events), len(batch.items)))
+        return await commit(thread_id, batch)
+
+    store.commit = counted  # type: ignore[method-assign]
+    command = [sys.executable, "-m", "acp_adapters.replay", "--match", "methods", "--speed", "1",
+               str(capture)]  # fmt: skip
+    async with acp_adapters.connect(
+        command=command, cwd=tmp_path, store=store, commit_interval=0.3
+    ) as session:
+        await session.prompt("go")
+        thread = session.thread
+    events = await store.events(thread.id)
+    assert max(count for count, _ in sizes) == 10  # the case is there: a backlog was split
+    texts = [e.entry["msg"]["params"]["update"]["content"]["text"] for e in events
+             if e.entry["msg"].get("method") == "session/update"]  # fmt: skip
+    assert texts == [f"{n} " for n in range(UPDATES)]
+    assert [e.seq for e in events] == list(range(1, len(events) + 1))
+    (message,) = [i for i in await store.items(thread.id) if i["kind"] == "assistant_message"]
+    assert message["text"] == "".join(f"{n} " for n in range(UPDATES))
+    await store.close()

@@ -52,6 +52,8 @@ COMMIT_INTERVAL = 0.1
 #: the text of its items, in bytes) allows at this rate: a session that writes much, writes
 #: seldom, in large commits (the memory this costs is what its agent sent in that time).
 COMMIT_BYTES_PER_SECOND = 8 * 1024 * 1024
+#: The most events one commit holds: a backlog goes in several, one after the other.
+MAX_COMMIT_EVENTS = 2000
 #: How long a failed commit waits before it is tried again, at most (it doubles from 0.1 s).
 RETRY_SECONDS = 5.0
 #: How many times the commit at a session's end is tried (about 3 s in all).
@@ -251,7 +253,15 @@ class ThreadWriter:
         if not (events or items or turns or fields):
             self._idle.set()
             return
-        self._events, self._items, self._turns, self._thread_fields = [], {}, {}, {}
+        if len(events) > MAX_COMMIT_EVENTS:
+            # A backlog (a flood) goes in commits of a bounded size, the oldest first, so that
+            # the other sessions' commits, written with them, never wait for a huge one. The
+            # items, turns and fields go with the last: they describe all the events.
+            events, rest = events[:MAX_COMMIT_EVENTS], events[MAX_COMMIT_EVENTS:]
+            self._events, items, turns, fields = rest, {}, {}, {}
+            self._more.set()
+        else:
+            self._events, self._items, self._turns, self._thread_fields = [], {}, {}, {}
         commit = Commit(
             events=events,
             items=[item_json(item) for item in items.values()],
@@ -278,8 +288,10 @@ class ThreadWriter:
         with anyio.CancelScope(shield=True):
             for attempt in range(attempts):
                 try:
-                    await self._commit_pending()
-                    return
+                    while True:  # a backlog takes several commits
+                        await self._commit_pending()
+                        if not self._events:
+                            return
                 except StoreError as error:
                     self._failed(error)
                     if attempt == attempts - 1:
