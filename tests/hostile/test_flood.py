@@ -109,3 +109,56 @@ def test_a_flood_of_problems_is_logged_a_few_times_and_kept_whole(
         anyio.run(main)
     assert len(problems) == 500
     assert len(caplog.records) == 11  # ten, and one that says the rest is not logged
+
+
+LATE_QUESTION = """
+def ON_PROMPT(send, read):
+    call = {"toolCallId": "t", "title": "x", "kind": "execute"}
+    options = [{"optionId": "yes", "name": "Yes", "kind": "allow_once"}]
+    ask = {"method": "session/request_permission",
+           "params": {"sessionId": "s", "toolCall": call, "options": options}}
+    send({"id": 1, **ask})
+    out.flush()
+    answers = {}
+    while len(answers) < 2:
+        message = read()
+        if message.get("method") == "session/cancel":
+            send({"id": 2, **ask})  # asked after the client cancelled the turn
+            out.flush()
+        elif "id" in message and "method" not in message:
+            answers[message["id"]] = message["result"]["outcome"]["outcome"]
+    with open("answers.json", "w") as f:
+        json.dump(answers, f)
+"""
+
+
+def test_a_question_asked_after_the_turn_was_cancelled_is_answered_cancelled(
+    tmp_path: Path,
+) -> None:
+    """The agent asks again after the client's session/cancel: nobody is asked, the answer is
+    ``cancelled`` at once (the turn would otherwise wait on a question no one will answer)."""
+    import json
+
+    command = pipelining_agent(tmp_path, LATE_QUESTION)
+    asked: list[str] = []
+
+    async def main() -> str | None:
+        async def ask(query: PermissionQuery) -> None:
+            asked.append(query.tool_call.id if query.tool_call else "")
+            await anyio.sleep_forever()
+
+        async with connect(command=command, cwd=tmp_path, policy="ask", ask=ask) as s:
+            async with anyio.create_task_group() as group:
+                group.start_soon(s.prompt, "go")
+                with anyio.fail_after(30):
+                    while not asked:
+                        await anyio.sleep(0.01)
+                    await s.cancel()
+                    while s.projector.state.turn_state.state != "idle":
+                        await anyio.sleep(0.05)
+            return s.projector.state.turn_state.stop_reason
+
+    assert anyio.run(main) == "end_turn"
+    assert len(asked) == 1  # the second question never reached the application
+    answers = json.loads((tmp_path / "answers.json").read_text())
+    assert answers == {"1": "cancelled", "2": "cancelled"}

@@ -119,6 +119,9 @@ class AgentRequests:
         self.terminals: TerminalBackend | None = None
         #: Questions to the application still open: cancelled with the turn or the session.
         self.asking: set[anyio.CancelScope] = set()
+        #: The turn whose questions were cancelled: what the agent asks in it from then on
+        #: (a request that was still on its way) is answered ``cancelled`` at once.
+        self._cancelled_turn: int | None = None
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
         self._disk_seen: dict[str, dict[str, set[str]]] = {}
         #: Allowed by the application through a permission request, not yet used.
@@ -143,6 +146,7 @@ class AgentRequests:
             await self.terminals.close()
 
     def cancel_questions(self) -> None:
+        self._cancelled_turn = self.session.projector.state.turn
         for scope in list(self.asking):
             scope.cancel()
 
@@ -417,6 +421,8 @@ class AgentRequests:
         cancelled = PermissionDecision(outcome="cancelled", reason="no answer")
         if self._ask is None:
             return cancelled
+        if self._cancelled_turn == self.session.projector.state.turn:
+            return PermissionDecision(outcome="cancelled", reason="the turn was cancelled")
         answer: PermissionDecision | str | None = None
         with anyio.CancelScope() as scope:
             self.asking.add(scope)

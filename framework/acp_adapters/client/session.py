@@ -905,7 +905,8 @@ class Session:
 
     async def cancel(self, *, meta: Mapping[str, Any] | None = None) -> bool:
         """Cancel the running turn and drop the prompts waiting for it; permission requests
-        still open are answered ``cancelled``.
+        still open are answered ``cancelled``, and so are those the agent sends later in the
+        cancelled turn.
 
         Never waits more than :data:`SEND_SECONDS` for the agent to take the
         notification (one that stopped reading its stdin would make it wait forever):
