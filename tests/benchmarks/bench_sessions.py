@@ -48,7 +48,6 @@ import importlib.util
 import json
 import os
 import platform
-import re
 import resource
 import signal
 import subprocess
@@ -64,7 +63,12 @@ REPO: Final = Path(__file__).resolve().parents[2]
 if importlib.util.find_spec("acp_adapters") is None:
     sys.path.insert(0, str(REPO / "framework"))
 
+HERE: Final = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
 import anyio  # noqa: E402
+from arrivals import update_arrival  # noqa: E402
 
 import acp_adapters  # noqa: E402
 from acp_adapters.store import Commit, Store, open_store  # noqa: E402
@@ -74,8 +78,6 @@ CHUNK: Final = "streamed text, twenty"  # 21 characters a chunk
 TOOL_EVERY: Final = 20
 HUNG_AFTER: Final = 10
 RUNS: Final = ("calm", "hostile", "repeated")
-#: The time of an encoded event (``{"dir": ..., "t": at, ...}``, as capture entries are made).
-ARRIVAL: Final = re.compile(r'\{"dir": "[^"]*", "t": ([0-9.eE+-]+),')
 
 
 # --- the captures ----------------------------------------------------------------------------
@@ -201,14 +203,9 @@ class Latencies:
             self.commits.append(done - called)
             found = self.by_thread.setdefault(thread_id, [])
             for entry in batch.events:
-                if isinstance(entry, str):  # an encoded event: its time is its second field
-                    at = ARRIVAL.match(entry)
-                    if at is not None and '"method": "session/update"' in entry:
-                        found.append(done - float(at.group(1)))
-                    continue
-                message = entry.get("msg")
-                if isinstance(message, dict) and message.get("method") == "session/update":
-                    found.append(done - entry["t"])
+                at = update_arrival(entry)
+                if at is not None:
+                    found.append(done - at)
             return last
 
         store.commit = timed  # type: ignore[method-assign]

@@ -115,8 +115,7 @@ class Counting:
 
     def wrap(self) -> None:
         import anyio
-
-        from acp_adapters.capture.format import AGENT_TO_CLIENT
+        from arrivals import update_arrival
 
         self.done = anyio.Event()
         original = self.store.commit
@@ -129,13 +128,9 @@ class Counting:
             self.commit_seconds.append(returned - called)
             before = len(self.latencies)
             for entry in commit.events:
-                message = entry.get("msg")
-                if (
-                    entry.get("dir") == AGENT_TO_CLIENT
-                    and isinstance(message, dict)
-                    and message.get("method") == "session/update"
-                ):
-                    self.latencies.append(returned - entry["t"])
+                at = update_arrival(entry)
+                if at is not None:
+                    self.latencies.append(returned - at)
             self.log.append((thread_id, called, returned, len(self.latencies) - before))
             self.last_commit = returned
             if len(self.latencies) >= self.target:

@@ -260,6 +260,7 @@ class ThreadWriter:
             events, rest = events[:MAX_COMMIT_EVENTS], events[MAX_COMMIT_EVENTS:]
             self._events, items, turns, fields = rest, {}, {}, {}
             self._more.set()
+            self._due_now.set()  # the rest goes next, with the commits written then
         else:
             self._events, self._items, self._turns, self._thread_fields = [], {}, {}, {}
         commit = Commit(
