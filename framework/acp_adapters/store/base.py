@@ -97,15 +97,26 @@ class EncodedEvent(str):
     for the next commit is text, which Python's garbage collector has no need to look at."""
 
 
+def dumps(value: Any, what: str) -> str:
+    """JSON text as the store keeps it (:func:`acp_adapters._json.dumps`: UTF-8, lone
+    surrogates escaped); :class:`StoreError` for what JSON cannot hold."""
+    try:
+        return _json.dumps(value)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise StoreError(f"{what} cannot be stored as JSON: {exc}") from exc
+
+
 def encoded_event(entry: Mapping[str, Any]) -> EncodedEvent:
     """``entry`` as the JSON text a store keeps (UTF-8, lone surrogates escaped).
 
     :raises StoreError: it holds what JSON cannot (NaN, an object JSON has no form for).
     """
-    try:
-        return EncodedEvent(_json.dumps(dict(entry)))
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"an event cannot be stored as JSON: {exc}") from exc
+    return EncodedEvent(dumps(dict(entry), "an event"))
+
+
+def event_text(entry: Mapping[str, Any] | EncodedEvent) -> str:
+    """An event's JSON text: an :class:`EncodedEvent` as it is."""
+    return entry if isinstance(entry, EncodedEvent) else encoded_event(entry)
 
 
 @dataclass

@@ -54,9 +54,11 @@ from .base import (
     Thread,
     ThreadNotFound,
     Turn,
+    dumps,
+    event_text,
 )
 from .schema import VERSION_QUERY, migration
-from .sqlite import dumps, event_text, item_row, loads, thread_columns
+from .sqlite import item_row, loads, thread_columns
 
 T = TypeVar("T")
 

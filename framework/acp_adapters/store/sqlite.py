@@ -41,7 +41,6 @@ from .. import _json
 from .base import (
     SCHEMA_VERSION,
     Commit,
-    EncodedEvent,
     QueuedPrompt,
     Store,
     StoredEvent,
@@ -49,6 +48,8 @@ from .base import (
     Thread,
     ThreadNotFound,
     Turn,
+    dumps,
+    event_text,
 )
 from .group import CommitGroups
 from .schema import VERSION_QUERY, migration
@@ -71,22 +72,6 @@ THREAD_FIELDS = ("name", "provider", "cwd", "agent_session_id", "folders", "titl
 _THREAD_COLUMNS = (
     "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, command"
 )
-
-
-def dumps(value: Any, what: str) -> str:
-    """JSON text as the store keeps it (:func:`acp_adapters._json.dumps`: UTF-8, lone
-    surrogates escaped); :class:`StoreError` for what JSON cannot hold."""
-    try:
-        return _json.dumps(value)
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"{what} cannot be stored as JSON: {exc}") from exc
-
-
-def event_text(entry: Mapping[str, Any] | EncodedEvent) -> str:
-    """An event's JSON text: an :class:`EncodedEvent` as it is."""
-    if isinstance(entry, EncodedEvent):
-        return entry
-    return dumps(dict(entry), "an event")
 
 
 def loads(text: str) -> Any:
