@@ -28,7 +28,7 @@ Three runs, each in a fresh child process (its peak RSS is its own):
 Latency: from an update's arrival (the time the client took it in, as its traffic records
 it) to the return of the store commit that holds it, over every update of the calm
 sessions (the hung and flooding agents' own are reported apart). Updates/s: every update
-the sessions took in, over the time from the first prompt sent to the last calm turn's end.
+the sessions took in from the first prompt sent to the last calm turn's end, over that time.
 
 Run from the repository root::
 
@@ -222,7 +222,12 @@ class Run:
     hung: list[float] = field(default_factory=list)
     flood: list[float] = field(default_factory=list)
     flood_updates: int = 0
+    #: The flooding agent's updates taken in while the calm turns ran.
+    flood_during: int = 0
     commits: int = 0
+    #: The event loop thread's CPU time and the whole process's, over the run (seconds).
+    loop_cpu: float = 0.0
+    process_cpu: float = 0.0
     lag_p99: float = 0.0
     lag_max: float = 0.0
     commit_p50: float = 0.0
@@ -322,11 +327,17 @@ async def run_sessions(args: argparse.Namespace, name: str, folder: Path) -> Run
         if args.freeze:
             gc.freeze()  # what is here now (modules, sessions) is not looked at again
         start = time.perf_counter()
+        loop_cpu = time.thread_time()
+        process_cpu = time.process_time()
         group.start_soon(watch_the_loop)
         profiler = cProfile.Profile() if args.profile else None
         if profiler is not None:
             profiler.enable()
         await calm_done.wait()
+        run.updates = sum(received)  # the updates taken in while the calm turns ran
+        run.flood_during = sum(n for n, k in zip(received, kinds, strict=True) if k == "flood")
+        run.loop_cpu = time.thread_time() - loop_cpu
+        run.process_cpu = time.process_time() - process_cpu
         if profiler is not None:
             profiler.disable()
             profiler.dump_stats(args.profile)
@@ -339,7 +350,6 @@ async def run_sessions(args: argparse.Namespace, name: str, folder: Path) -> Run
     run.commits = len(latencies.commits)
     run.commit_p50 = quantile(latencies.commits, 0.5)
     run.commit_p99 = quantile(latencies.commits, 0.99)
-    run.updates = sum(received)
     for index, (kind, session) in enumerate(zip(kinds, sessions, strict=True)):
         thread_id = session.thread.id
         found = latencies.by_thread.get(thread_id, [])
@@ -381,6 +391,21 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's median over ``runs`` (the figures of one scenario, a run a round)."""
+    merged: dict[str, Any] = {}
+    for key, value in runs[0].items():
+        values = [run[key] for run in runs]
+        present = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
+        if present:
+            middle = quantile(present, 0.5)
+            merged[key] = round(middle, 1) if isinstance(middle, float) else middle
+        else:
+            merged[key] = value
+    merged["problems"] = [p for run in runs for p in run["problems"]]
+    return merged
+
+
 def figures(run: Run) -> dict[str, Any]:
     return {
         "sessions": run.sessions,
@@ -392,12 +417,15 @@ def figures(run: Run) -> dict[str, Any]:
         "calm_p99_ms": round(quantile(run.calm, 0.99) * 1000, 1),
         "calm_max_ms": round(max(run.calm, default=float("nan")) * 1000, 1),
         "calm_updates_stored": len(run.calm),
+        "loop_cpu_percent": round(100 * run.loop_cpu / run.seconds) if run.seconds else 0,
+        "process_cpu_percent": round(100 * run.process_cpu / run.seconds) if run.seconds else 0,
         "loop_lag_p99_ms": round(run.lag_p99 * 1000, 1),
         "loop_lag_max_ms": round(run.lag_max * 1000, 1),
         "commits": run.commits,
         "commit_call_p50_ms": round(run.commit_p50 * 1000, 1),
         "commit_call_p99_ms": round(run.commit_p99 * 1000, 1),
         "flood_updates": run.flood_updates,
+        "flood_updates_during_calm": run.flood_during,
         "flood_p99_ms": round(quantile(run.flood, 0.99) * 1000, 1) if run.flood else None,
         "hung_updates_stored": len(run.hung),
         "timeline_mib": round(run.timeline_bytes / 2**20, 2),
@@ -421,12 +449,15 @@ ROWS: Final = (
     ("calm_p50_ms", "calm commit p50 (ms)", "{:,.1f}"),
     ("calm_p99_ms", "calm commit p99 (ms)", "{:,.1f}"),
     ("calm_max_ms", "calm commit max (ms)", "{:,.1f}"),
+    ("loop_cpu_percent", "event loop thread's CPU (%)", "{:,}"),
+    ("process_cpu_percent", "this process's CPU (%)", "{:,}"),
     ("loop_lag_p99_ms", "event loop lag p99 (ms)", "{:,.1f}"),
     ("loop_lag_max_ms", "event loop lag max (ms)", "{:,.1f}"),
     ("commits", "store commits", "{:,}"),
     ("commit_call_p50_ms", "a commit's call, p50 (ms)", "{:,.1f}"),
     ("commit_call_p99_ms", "a commit's call, p99 (ms)", "{:,.1f}"),
     ("flood_updates", "flooding agent's updates", "{:,}"),
+    ("flood_updates_during_calm", "  of them, while calm ran", "{:,}"),
     ("flood_p99_ms", "flooding agent's p99 (ms)", "{}"),
     ("hung_updates_stored", "hung agent's updates stored", "{:,}"),
     ("timeline_mib", "timelines (MiB of JSON)", "{:,.2f}"),
@@ -445,6 +476,9 @@ def main(argv: list[str] | None = None) -> int:
         "--nice", type=int, default=10, help="the agents' niceness (0: as this process's)"
     )
     parser.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="rounds of the runs; the medians are reported"
+    )
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     parser.add_argument(
         "--freeze",
@@ -460,7 +494,6 @@ def main(argv: list[str] | None = None) -> int:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = min(hard, max(soft, 16 * args.sessions + 256))
     resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-    results: dict[str, Any] = {}
     options = [
         f"--sessions={args.sessions}",
         f"--updates={args.updates}",
@@ -470,21 +503,29 @@ def main(argv: list[str] | None = None) -> int:
         *(["--freeze"] if args.freeze else []),
         *([f"--store={args.store}"] if args.store else []),
     ]
-    for name in args.runs:
-        done = subprocess.run(
-            [sys.executable, __file__, "--child", name, *options],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:
-            print(done.stderr[-4000:], file=sys.stderr)
-            return 1
-        results[name] = json.loads(done.stdout.strip().splitlines()[-1])
+    # Each round runs every scenario once, one after the other: what the machine does
+    # meanwhile falls on all of them alike, and the medians of the rounds are reported.
+    rounds: list[dict[str, Any]] = []
+    for _ in range(args.repeat):
+        round_: dict[str, Any] = {}
+        for name in args.runs:
+            done = subprocess.run(
+                [sys.executable, __file__, "--child", name, *options],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                print(done.stderr[-4000:], file=sys.stderr)
+                return 1
+            round_[name] = json.loads(done.stdout.strip().splitlines()[-1])
+        rounds.append(round_)
+    results = {name: medians([r[name] for r in rounds]) for name in args.runs}
     print(
         f"Python {platform.python_version()} ({platform.python_implementation()}), "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs; "
-        f"store: {args.store or 'SQLite (temporary)'}"
+        f"store: {args.store or 'SQLite (temporary)'}; "
+        + (f"medians of {args.repeat} rounds" if args.repeat > 1 else "one round")
     )
     print(f"{'':32}" + "".join(f"{name:>14}" for name in results))
     for key, label, shape in ROWS:
@@ -493,13 +534,34 @@ def main(argv: list[str] | None = None) -> int:
             value = figures_of.get(key)
             cells.append(f"{'-' if value is None else shape.format(value):>14}")
         print(f"  {label:30}" + "".join(cells))
-    if "calm" in results and "hostile" in results:
-        ratio = results["hostile"]["calm_p99_ms"] / results["calm"]["calm_p99_ms"]
-        print(f"  calm p99, hostile / calm      {ratio:.2f}")
-    if "calm" in results and "repeated" in results:
-        ratio = results["repeated"]["peak_rss_mib"] / results["calm"]["peak_rss_mib"]
-        print(f"  peak RSS, repeated / calm     {ratio:.2f}  (4x the updates, same timelines)")
-    problems = [f"{name}: {p}" for name, r in results.items() for p in r["problems"]]
+    ratios: dict[str, list[float]] = {}
+    for round_ in rounds:
+        if "calm" in round_ and "hostile" in round_:
+            calm, hostile = round_["calm"], round_["hostile"]
+            ratios.setdefault("hostile_over_calm_p50", []).append(
+                hostile["calm_p50_ms"] / calm["calm_p50_ms"]
+            )
+            ratios.setdefault("hostile_over_calm_p99", []).append(
+                hostile["calm_p99_ms"] / calm["calm_p99_ms"]
+            )
+        if "calm" in round_ and "repeated" in round_:
+            ratios.setdefault("repeated_over_calm_rss", []).append(
+                round_["repeated"]["peak_rss_mib"] / round_["calm"]["peak_rss_mib"]
+            )
+    labels = {
+        "hostile_over_calm_p50": "calm p50, hostile / calm",
+        "hostile_over_calm_p99": "calm p99, hostile / calm",
+        "repeated_over_calm_rss": "peak RSS, repeated / calm",
+    }
+    for key, values in ratios.items():
+        each = ", ".join(f"{v:.2f}" for v in values)
+        shown = f"{quantile(values, 0.5):.2f}" + (f"  ({each})" if len(values) > 1 else "")
+        print(f"  {labels[key]:30}{shown}")
+    results["ratios"] = {key: round(quantile(values, 0.5), 3) for key, values in ratios.items()}
+    results["rounds"] = rounds
+    problems = [
+        f"{name}: {p}" for round_ in rounds for name, r in round_.items() for p in r["problems"]
+    ]
     for problem in problems:
         print(f"WRONG {problem}", file=sys.stderr)
     if args.json:

@@ -936,6 +936,8 @@ class Session:
 
     def _drained(self) -> None:
         """Every message read is handled: catch up now, or soon if that was just done."""
+        if not self.projector.stale:
+            return  # the timeline holds every message handled (one update alone: the usual)
         if time.monotonic() - self._caught_up >= CATCH_UP_SECONDS:
             self._catch_up()
         elif not self._catching_up_later and self.agent.task_group is not None:

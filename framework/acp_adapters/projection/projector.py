@@ -240,6 +240,11 @@ class Projector:
             self._project_message(key)
         self._now = now
 
+    @property
+    def stale(self) -> bool:
+        """Whether a message grew since it was last stored (a :meth:`flush` would store it)."""
+        return bool(self._stale)
+
     def timeline(self) -> Timeline:
         self.flush()
         return Timeline(

@@ -37,8 +37,9 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count
 from typing import Any
@@ -57,6 +58,7 @@ from .._json import (
     count_elements,
 )
 from ..errors import AcpAdaptersError
+from .share import Account, loop_share
 
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
@@ -228,6 +230,8 @@ class Connection:
         # dispatcher falls behind a flood, reading waits, and the agent's pipe fills.
         self._inbox_out, self._inbox_in = anyio.create_memory_object_stream[Any](INBOX_MESSAGES)
         self._task_group: TaskGroup | None = None
+        #: This connection's use of the event loop (made when it starts serving).
+        self._account: Account | None = None
         self._closed: ConnectionClosed | None = None
 
     # --- running ------------------------------------------------------------------------
@@ -235,30 +239,57 @@ class Connection:
     async def serve(self, task_group: TaskGroup) -> None:
         """Read until the agent's output ends; run in a task of ``task_group``."""
         self._task_group = task_group
+        self._account = loop_share().account()
         done = anyio.Event()
         task_group.start_soon(self._dispatch, done)
+        splitter = LineSplitter(self.max_line_bytes)
         try:
-            async for line in self._lines():
-                if isinstance(line, LineTooLong):
-                    self._problem("line_too_long", f"more than {line.limit} bytes")
-                    continue
-                if len(line) > self.max_elements and await self._too_many_elements(line):
-                    continue
-                message = self._parse_line(line)
-                if message is None:
-                    continue
+            while True:
                 try:
-                    try:
-                        self._inbox_out.send_nowait(message)
-                    except anyio.WouldBlock:
-                        await self._inbox_out.send(message)  # the dispatcher is behind: wait
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError):
-                    # The dispatcher is gone (the session is closing and cancelled it first):
-                    # nothing will handle what the agent sends now.
+                    chunk = await self._receive.receive(65536)
+                except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    await self._take_lines(splitter.end())
+                    break
+                if not await self._take_lines(splitter.feed(chunk)):
                     break
         finally:
             self._inbox_out.close()
         await done.wait()
+
+    async def _take_lines(self, lines: Iterable[bytes | LineTooLong]) -> bool:
+        """Parse ``lines`` into the inbox; False once the dispatcher is gone. The loop time
+        it takes is this connection's (see :mod:`.share`)."""
+        account = self._account
+        assert account is not None, "serve() makes it"
+        started = time.thread_time()
+        try:
+            for line in lines:
+                if isinstance(line, LineTooLong):
+                    self._problem("line_too_long", f"more than {line.limit} bytes")
+                    continue
+                if len(line) > self.max_elements:
+                    account.spent(time.thread_time() - started)
+                    many = await self._too_many_elements(line)
+                    started = time.thread_time()
+                    if many:
+                        continue
+                message = self._parse_line(line)
+                if message is None:
+                    continue
+                try:
+                    self._inbox_out.send_nowait(message)
+                except anyio.WouldBlock:
+                    # The dispatcher is behind: wait (the agent's pipe fills meanwhile).
+                    account.spent(time.thread_time() - started)
+                    await self._inbox_out.send(message)
+                    started = time.thread_time()
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            # The dispatcher is gone (the session is closing and cancelled it first):
+            # nothing will handle what the agent sends now.
+            return False
+        finally:
+            account.spent(time.thread_time() - started)
+        return True
 
     def fail_pending(self, error: ConnectionClosed) -> None:
         """The agent is gone: every request waiting for an answer fails with ``error``."""
@@ -266,19 +297,6 @@ class Connection:
         for pending in self._pending.values():
             pending.closed = error
             pending.event.set()
-
-    async def _lines(self) -> AsyncIterator[bytes | LineTooLong]:
-        """The lines of the agent's output; an over-long one is dropped, never held whole."""
-        splitter = LineSplitter(self.max_line_bytes)
-        while True:
-            try:
-                chunk = await self._receive.receive(65536)
-            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
-                break
-            for line in splitter.feed(chunk):
-                yield line
-        for line in splitter.end():
-            yield line
 
     async def _too_many_elements(self, line: bytes) -> bool:
         """Whether a long line holds more than ``max_elements`` values (then it is reported).
@@ -346,11 +364,14 @@ class Connection:
 
     async def _dispatch(self, done: anyio.Event) -> None:
         """Take the messages in arrival order; notifications are awaited one by one."""
+        account = self._account
+        assert account is not None, "serve() makes it before it starts this"
         try:
             async with self._inbox_in:
                 async for first in self._inbox_in:
                     # Handle what is already read without going back to the event loop
                     # for each message; notifications are handled one by one, in order.
+                    started = time.thread_time()
                     message = first
                     handled = 0
                     while True:
@@ -364,12 +385,20 @@ class Connection:
                             await self._handle_message(message, batch=None)
                         handled += 1
                         if handled % DISPATCH_SLICE == 0:
-                            await anyio.lowlevel.checkpoint()
+                            # A backlog: the other sessions get their turn, and, when
+                            # this one takes more than its share of the loop, some time.
+                            wait = account.wait_after_slice(time.thread_time() - started)
+                            if wait:
+                                await anyio.sleep(wait)
+                            else:
+                                await anyio.lowlevel.checkpoint()
+                            started = time.thread_time()
                         try:
                             message = self._inbox_in.receive_nowait()
                         except (anyio.WouldBlock, anyio.EndOfStream):
                             break  # nothing more for now; or the output ended
                     self._on_drained()
+                    account.spent(time.thread_time() - started)
         finally:
             done.set()
 
