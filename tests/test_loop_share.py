@@ -33,57 +33,69 @@ class Loop:
         self.now += seconds
 
 
-def simulate(demand: float, seconds: float = 30.0, slice_cpu: float = 0.001) -> tuple[float, float]:
-    """The shares of the loop a flooding connection and a steady one get, when the steady
-    one wants ``demand`` of the loop (0: there is no other connection)."""
+def simulate(
+    demand: float, floods: int = 1, seconds: float = 30.0, slice_cpu: float = 0.001
+) -> tuple[list[float], float]:
+    """The shares of the loop that ``floods`` flooding connections (each always has a
+    slice to handle, and waits what its account says after it) and a steady one get, when
+    the steady one wants ``demand`` of the loop (0: there is none)."""
     loop = Loop()
-    flood = loop.share.account()
+    flooding = [loop.share.account() for _ in range(floods)]
     steady = loop.share.account() if demand else None
     start = last = loop.now
-    flooding = steadying = 0.0
-
-    def steady_runs() -> None:
-        # What came for the steady connection since it last ran, handled now.
-        nonlocal last, steadying
+    ready = [loop.now] * floods  # when each flood may take its next slice
+    used = [0.0] * floods
+    steadying = 0.0
+    while loop.now - start < seconds:
+        # What came for the steady connection since it last ran, handled now: its turn
+        # comes between any two slices.
         owed = demand * (loop.now - last)
         last = loop.now
         if steady is not None and owed > 0:
             loop.run(steady, owed)
             steadying += owed
-
-    while loop.now - start < seconds:
+        which = min(range(floods), key=ready.__getitem__)
+        if ready[which] > loop.now:  # every flood waits: the loop is idle, or the steady one's
+            loop.idle(min(0.001, ready[which] - loop.now))
+            continue
         loop.now += slice_cpu
         loop.cpu += slice_cpu
-        flooding += slice_cpu
-        steady_runs()  # its turn between two slices
-        wait = flood.wait_after_slice(slice_cpu)
+        used[which] += slice_cpu
+        wait = flooding[which].wait_after_slice(slice_cpu)
         assert 0.0 <= wait <= share_module.MAX_WAIT
-        end = loop.now + wait
-        while loop.now < end:  # the loop is the steady one's while the flood waits
-            loop.idle(min(0.001, end - loop.now))
-            steady_runs()
+        ready[which] = loop.now + wait
     elapsed = loop.now - start
-    return flooding / elapsed, steadying / elapsed
+    return [u / elapsed for u in used], steadying / elapsed
 
 
 def test_a_connection_alone_in_its_loop_is_never_paced() -> None:
-    assert simulate(0.0) == (pytest.approx(1.0), 0.0)
+    assert simulate(0.0) == ([pytest.approx(1.0)], 0.0)
+
+
+def test_floods_with_no_light_connection_share_the_whole_loop() -> None:
+    shares, _ = simulate(0.0, floods=4)
+    assert sum(shares) == pytest.approx(1.0)
+    assert shares == [pytest.approx(0.25, abs=0.01)] * 4
 
 
 @pytest.mark.parametrize("demand", [0.05, 0.1, 0.15, 0.2])
-def test_a_flood_leaves_the_loop_idle_for_the_others(demand: float) -> None:
-    flood, steady = simulate(demand)
+@pytest.mark.parametrize("floods", [1, 3])
+def test_floods_leave_the_loop_idle_for_the_others(demand: float, floods: int) -> None:
+    shares, steady = simulate(demand, floods)
     assert steady == pytest.approx(demand, abs=0.01)  # the steady one gets what it wants
-    # The flood may use 1 - HEADROOM * (what the others use): the loop stays idle
-    # (HEADROOM - 1) times what they use.
-    assert flood == pytest.approx(1 - HEADROOM * steady, abs=0.03)
+    # The floods may use 1 - HEADROOM * (what the others use) together, in equal parts:
+    # the loop stays idle (HEADROOM - 1) times what the others use.
+    assert sum(shares) == pytest.approx(1 - HEADROOM * steady, abs=0.03)
+    assert max(shares) - min(shares) < 0.02
 
 
 @pytest.mark.parametrize("demand", [0.3, 0.6, 0.9])
-def test_a_flood_in_a_busy_loop_gets_its_least_share_and_goes_on(demand: float) -> None:
-    flood, steady = simulate(demand)
+@pytest.mark.parametrize("floods", [1, 3])
+def test_floods_in_a_busy_loop_get_the_least_share_and_go_on(demand: float, floods: int) -> None:
+    shares, steady = simulate(demand, floods)
     assert steady == pytest.approx(demand, abs=0.01)
-    assert MIN_SHARE / 2 < flood < MIN_SHARE * 2
+    assert MIN_SHARE / 2 < sum(shares) < MIN_SHARE * 2
+    assert all(share > 0 for share in shares)
 
 
 def test_a_connection_within_its_share_never_waits() -> None:

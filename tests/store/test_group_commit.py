@@ -86,3 +86,66 @@ async def test_concurrent_commits_are_each_whole_and_a_failure_stays_its_own(
         assert item["text"] == ODD_TEXT * 5
         assert (await store.thread(thread.id)).title == f"title {index}"
         assert [t.status for t in await store.turns(thread.id)] == ["running"]
+
+
+async def test_commits_of_one_thread_at_once_each_get_their_own_seqs(store: Store) -> None:
+    # Several writers of one thread at once: their commits may meet in one group, where the
+    # thread is twice; each is written in its turn, its events numbered after the last.
+    thread = await store.create_thread(provider="p", cwd="/w")
+    lasts: list[int] = []
+
+    async def writer(index: int) -> None:
+        for round_ in range(4):
+            commit = Commit(events=[event(index, round_ * 10 + k) for k in range(index + 1)])
+            lasts.append(await store.commit(thread.id, commit))
+            await anyio.sleep(0)
+
+    async with anyio.create_task_group() as group:
+        for index in range(6):
+            group.start_soon(writer, index)
+
+    events = await store.events(thread.id)
+    total = 4 * sum(index + 1 for index in range(6))
+    assert [e.seq for e in events] == list(range(1, total + 1))
+    assert sorted(lasts)[-1] == total and len(set(lasts)) == len(lasts)
+    for index in range(6):  # each commit's events together, in its order
+        mine = [e for e in events if e.entry["msg"]["thread"] == index]
+        assert [e.entry["msg"]["n"] for e in mine] == [
+            r * 10 + k for r in range(4) for k in range(index + 1)
+        ]
+        for round_ in range(4):
+            seqs = [e.seq for e in mine[round_ * (index + 1) : (round_ + 1) * (index + 1)]]
+            assert seqs == list(range(seqs[0], seqs[0] + index + 1))
+            assert seqs[-1] in lasts
+
+
+async def test_an_item_or_turn_twice_in_one_commit_is_kept_as_its_last(store: Store) -> None:
+    threads = [await store.create_thread(provider="p", cwd="/w") for _ in range(5)]
+
+    async def commit(thread_id: str) -> None:
+        await store.commit(
+            thread_id,
+            Commit(
+                events=[event(0, 1)],
+                items=[
+                    {"id": "a", "kind": "assistant_message", "ordinal": 1, "text": "first"},
+                    {"id": "b", "kind": "assistant_message", "ordinal": 2, "text": "other"},
+                    {"id": "a", "kind": "assistant_message", "ordinal": 3, "text": "last"},
+                ],
+                turns=[
+                    Turn(thread_id=thread_id, index=1, status="running"),
+                    Turn(thread_id=thread_id, index=1, status="completed", stop_reason="x"),
+                ],
+            ),
+        )
+
+    async with anyio.create_task_group() as group:  # in one group, and in the next ones
+        for thread in threads:
+            group.start_soon(commit, thread.id)
+
+    for thread in threads:
+        items = {item["id"]: item for item in await store.items(thread.id)}
+        assert items["a"]["text"] == "last" and items["a"]["ordinal"] == 3
+        assert items["b"]["text"] == "other"
+        (turn,) = await store.turns(thread.id)
+        assert (turn.status, turn.stop_reason) == ("completed", "x")

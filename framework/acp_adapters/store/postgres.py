@@ -37,6 +37,7 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -57,6 +58,7 @@ from .base import (
     dumps,
     event_text,
 )
+from .group import CommitGroups
 from .schema import VERSION_QUERY, migration
 from .sqlite import item_row, loads, thread_columns
 
@@ -64,6 +66,12 @@ T = TypeVar("T")
 
 #: The channel of the commits' notifications (payload ``'<thread id>:<last seq>'``).
 CHANNEL = "acp_adapters_events"
+#: What a turn written again changes.
+_TURN_UPSERT = (
+    "ON CONFLICT (thread_id, turn_index) DO UPDATE "
+    "SET status = excluded.status, stop_reason = excluded.stop_reason, "
+    "error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at"
+)
 #: The advisory lock (``pg_advisory_xact_lock``) that migrations are applied under.
 MIGRATION_LOCK = 0x6163_7061_6461_7074  # "acpadapt"
 #: How long connecting may take before it fails (seconds), unless the URL says.
@@ -174,6 +182,8 @@ class PostgresStore(Store):
         #: Per followed thread: how many notifications of it were read.
         self._wakeups: dict[str, int] = {}
         self._followers: dict[str, int] = {}
+        #: The commits waiting for the one connection, written a group at a time.
+        self._groups = CommitGroups(self._write_group)
 
     @classmethod
     async def open(cls, url: str) -> PostgresStore:
@@ -388,10 +398,12 @@ class PostgresStore(Store):
         columns = _checked(thread_columns(commit.thread))
         # Everything is JSON before the transaction starts: what cannot be is refused whole.
         events = [event_text(entry) for entry in commit.events]
-        items = [item_row(item) for item in commit.items]
+        # One row each (the last of an id, as row-by-row writing leaves it): a statement that
+        # writes the rows of a group may not touch one row twice.
+        items = list({row[0]: row for row in map(item_row, commit.items)}.values())
         for item_id, _, _ in items:
             _text(item_id, "an item's id")
-        turns = list(commit.turns)
+        turns = list({turn.index: turn for turn in commit.turns}.values())
         for turn in turns:
             if turn.thread_id != thread_id:
                 raise StoreError(
@@ -399,58 +411,186 @@ class PostgresStore(Store):
                 )
             _text(turn.stop_reason, "a turn's stop reason")
             _text(turn.error, "a turn's error")
+        prepared = _Prepared(thread_id, events, items, turns, columns, commit.thread.get("name"))
+        if self._closed:
+            raise StoreError(f"the store {self.location} is closed")
+        return await self._groups.commit(prepared)
 
-        def write(con: psycopg.Connection[Any]) -> int:
-            self._known(con, thread_id, lock=True)
-            row = con.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = %s", (thread_id,)
-            ).fetchone()
-            last = int(row[0]) if row is not None else 0
-            with con.cursor() as cursor:
-                if events:
-                    cursor.executemany(
-                        "INSERT INTO events (thread_id, seq, entry) VALUES (%s, %s, %s)",
-                        [
-                            (thread_id, last + number, entry)
-                            for number, entry in enumerate(events, 1)
-                        ],
-                    )
-                if items:
-                    cursor.executemany(
-                        "INSERT INTO items (thread_id, item_id, ordinal, item) "
-                        "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, item_id) DO UPDATE "
-                        "SET ordinal = excluded.ordinal, item = excluded.item",
-                        [(thread_id, *item) for item in items],
-                    )
-                if turns:
-                    cursor.executemany(
-                        "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
-                        "started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                        "ON CONFLICT (thread_id, turn_index) DO UPDATE "
-                        "SET status = excluded.status, stop_reason = excluded.stop_reason, "
-                        "error = excluded.error, started_at = excluded.started_at, "
-                        "ended_at = excluded.ended_at",
-                        [
-                            (
-                                thread_id,
-                                turn.index,
-                                turn.status,
-                                turn.stop_reason,
-                                turn.error,
-                                turn.started_at,
-                                turn.ended_at,
-                            )
-                            for turn in turns
-                        ],
-                    )
-            self._update_thread(con, thread_id, columns, commit.thread.get("name"))
-            last += len(events)
-            if events:
-                # Sent when (and only if) the transaction commits.
-                con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:{last}"))
-            return last
+    async def _write_group(self, group: list[_Prepared]) -> list[int | StoreError]:
+        """The commits of ``group`` in one transaction, each in a savepoint when written
+        apart (see :mod:`.group`)."""
+
+        def write(con: psycopg.Connection[Any]) -> list[int | StoreError]:
+            threads = [prepared.thread_id for prepared in group]
+            if len(set(threads)) == len(threads):
+                return self._write_together(con, group)
+            # A thread twice in the group: its commits in order, one by one.
+            return [self._write_apart(con, prepared) for prepared in group]
 
         return await self._run(write)
+
+    def _write_together(
+        self, con: psycopg.Connection[Any], group: list[_Prepared]
+    ) -> list[int | StoreError]:
+        """The commits of a group (one for each thread), their rows written by a few
+        statements for all of them, sent in one pipeline: each trip to the server lets the
+        worker thread wait for the event loop's thread (Python's lock) on its way back, so a
+        few trips for a group of hundreds rather than a few for each commit. A commit that
+        changes its thread's fields (a name may be taken) is written apart."""
+        outcomes: list[int | StoreError | None] = [None] * len(group)
+        ids = sorted(prepared.thread_id for prepared in group)
+        # Locked in one order: writers in other processes take turns, never deadlock.
+        rows = con.execute(
+            "SELECT id FROM threads WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
+        ).fetchall()
+        known = {row[0] for row in rows}
+        together: list[tuple[int, _Prepared]] = []
+        for index, prepared in enumerate(group):
+            if prepared.thread_id not in known:
+                outcomes[index] = self._not_found(prepared.thread_id)
+            elif prepared.columns:
+                outcomes[index] = self._write_apart(con, prepared)
+            else:
+                together.append((index, prepared))
+        if together:
+            rows = con.execute(
+                "SELECT thread_id, MAX(seq) FROM events WHERE thread_id = ANY(%s) "
+                "GROUP BY thread_id",
+                ([prepared.thread_id for _, prepared in together],),
+            ).fetchall()
+            last_seq = {thread_id: int(last) for thread_id, last in rows}
+            events: tuple[list[str], list[int], list[str]] = ([], [], [])
+            items: tuple[list[Any], ...] = ([], [], [], [])
+            turns: tuple[list[Any], ...] = ([], [], [], [], [], [], [])
+            touched: tuple[list[str], list[float]] = ([], [])
+            notified: list[str] = []
+            for index, prepared in together:
+                thread_id = prepared.thread_id
+                last = last_seq.get(thread_id, 0)
+                for number, entry in enumerate(prepared.events, 1):
+                    events[0].append(thread_id)
+                    events[1].append(last + number)
+                    events[2].append(entry)
+                for row in prepared.items:
+                    for column, value in zip(items, (thread_id, *row), strict=True):
+                        column.append(value)
+                for turn in prepared.turns:
+                    values = (
+                        thread_id,
+                        turn.index,
+                        turn.status,
+                        turn.stop_reason,
+                        turn.error,
+                        turn.started_at,
+                        turn.ended_at,
+                    )
+                    for column, value in zip(turns, values, strict=True):
+                        column.append(value)
+                touched[0].append(thread_id)
+                touched[1].append(self._now())
+                last += len(prepared.events)
+                if prepared.events:
+                    notified.append(f"{thread_id}:{last}")
+                outcomes[index] = last
+            # Sent together, their answers read once: one trip to the server for all.
+            with con.pipeline():
+                if events[0]:
+                    con.execute(
+                        "INSERT INTO events (thread_id, seq, entry) "
+                        "SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[])",
+                        events,
+                    )
+                if items[0]:
+                    con.execute(
+                        "INSERT INTO items (thread_id, item_id, ordinal, item) "
+                        "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) "
+                        "ON CONFLICT (thread_id, item_id) DO UPDATE "
+                        "SET ordinal = excluded.ordinal, item = excluded.item",
+                        items,
+                    )
+                if turns[0]:
+                    con.execute(
+                        "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
+                        "started_at, ended_at) SELECT * FROM unnest(%s::text[], %s::integer[], "
+                        "%s::text[], %s::text[], %s::text[], %s::float8[], %s::float8[]) "
+                        f"{_TURN_UPSERT}",
+                        turns,
+                    )
+                con.execute(
+                    "UPDATE threads SET updated_at = v.at "
+                    "FROM unnest(%s::text[], %s::float8[]) AS v (id, at) WHERE threads.id = v.id",
+                    touched,
+                )
+                if notified:
+                    # Sent when (and only if) the transaction commits.
+                    con.execute(
+                        "SELECT pg_notify(%s, payload) FROM unnest(%s::text[]) AS payload",
+                        (CHANNEL, notified),
+                    )
+        assert all(outcome is not None for outcome in outcomes)
+        return [outcome for outcome in outcomes if outcome is not None]
+
+    def _write_apart(self, con: psycopg.Connection[Any], prepared: _Prepared) -> int | StoreError:
+        """One commit of a group, in a savepoint: the ``seq`` of its last event, or the error
+        it alone failed with (what it wrote undone)."""
+        try:
+            with con.transaction():  # nested: a savepoint
+                return self._write_one(con, prepared)
+        except StoreError as error:
+            return error
+        except psycopg.Error as exc:
+            if con.closed or con.broken:
+                raise  # the connection is gone: the whole group is tried again, or fails
+            return StoreError(_why(self.location, self._secret, exc))
+
+    def _write_one(self, con: psycopg.Connection[Any], prepared: _Prepared) -> int:
+        thread_id, events, items, turns = (
+            prepared.thread_id,
+            prepared.events,
+            prepared.items,
+            prepared.turns,
+        )
+        self._known(con, thread_id, lock=True)
+        row = con.execute(
+            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = %s", (thread_id,)
+        ).fetchone()
+        last = int(row[0]) if row is not None else 0
+        with con.cursor() as cursor:
+            if events:
+                cursor.executemany(
+                    "INSERT INTO events (thread_id, seq, entry) VALUES (%s, %s, %s)",
+                    [(thread_id, last + number, entry) for number, entry in enumerate(events, 1)],
+                )
+            if items:
+                cursor.executemany(
+                    "INSERT INTO items (thread_id, item_id, ordinal, item) "
+                    "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, item_id) DO UPDATE "
+                    "SET ordinal = excluded.ordinal, item = excluded.item",
+                    [(thread_id, *item) for item in items],
+                )
+            if turns:
+                cursor.executemany(
+                    "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
+                    f"started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) {_TURN_UPSERT}",
+                    [
+                        (
+                            thread_id,
+                            turn.index,
+                            turn.status,
+                            turn.stop_reason,
+                            turn.error,
+                            turn.started_at,
+                            turn.ended_at,
+                        )
+                        for turn in turns
+                    ],
+                )
+        self._update_thread(con, thread_id, prepared.columns, prepared.name)
+        last += len(events)
+        if events:
+            # Sent when (and only if) the transaction commits.
+            con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:{last}"))
+        return last
 
     # --- what is read back --------------------------------------------------------------
 
@@ -638,6 +778,18 @@ class PostgresStore(Store):
 
     def __repr__(self) -> str:
         return f"PostgresStore({self.location!r})"
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A commit ready for its transaction: its rows as they are written."""
+
+    thread_id: str
+    events: list[str]
+    items: list[tuple[str, int, str]]
+    turns: list[Turn]
+    columns: dict[str, Any]
+    name: Any
 
 
 def _checked(columns: dict[str, Any]) -> dict[str, Any]:
