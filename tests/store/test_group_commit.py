@@ -107,7 +107,8 @@ async def test_commits_of_one_thread_at_once_each_get_their_own_seqs(store: Stor
     events = await store.events(thread.id)
     total = 4 * sum(index + 1 for index in range(6))
     assert [e.seq for e in events] == list(range(1, total + 1))
-    assert sorted(lasts)[-1] == total and len(set(lasts)) == len(lasts)
+    assert sorted(lasts)[-1] == total
+    assert len(set(lasts)) == len(lasts)
     for index in range(6):  # each commit's events together, in its order
         mine = [e for e in events if e.entry["msg"]["thread"] == index]
         assert [e.entry["msg"]["n"] for e in mine] == [
@@ -145,7 +146,8 @@ async def test_an_item_or_turn_twice_in_one_commit_is_kept_as_its_last(store: St
 
     for thread in threads:
         items = {item["id"]: item for item in await store.items(thread.id)}
-        assert items["a"]["text"] == "last" and items["a"]["ordinal"] == 3
+        assert items["a"]["text"] == "last"
+        assert items["a"]["ordinal"] == 3
         assert items["b"]["text"] == "other"
         (turn,) = await store.turns(thread.id)
         assert (turn.status, turn.stop_reason) == ("completed", "x")

@@ -32,7 +32,7 @@ from collections.abc import Callable
 
 from anyio.lowlevel import RunVar
 
-__all__ = ["HEADROOM", "MIN_SHARE", "WINDOW", "Account", "LoopShare", "loop_share"]
+__all__ = ["HEADROOM", "MAX_WAIT", "MIN_SHARE", "WINDOW", "Account", "LoopShare", "loop_share"]
 
 #: The time constant of the averages (seconds): what a connection did a second ago counts
 #: for ``exp(-1 / WINDOW)`` of what it does now; a connection is heavy, or light, for that long.
