@@ -51,7 +51,7 @@ COMMIT_INTERVAL = 0.1
 #: And a commit starts no sooner after the one before than that one's size (its events and
 #: the text of its items, in bytes) allows at this rate: a session that writes much, writes
 #: seldom, in large commits (the memory this costs is what its agent sent in that time).
-COMMIT_BYTES_PER_SECOND = 2 * 1024 * 1024
+COMMIT_BYTES_PER_SECOND = 256 * 1024
 #: The most events one commit holds: a backlog goes in several, one after the other.
 MAX_COMMIT_EVENTS = 2000
 #: How long a failed commit waits before it is tried again, at most (it doubles from 0.1 s).
