@@ -262,6 +262,7 @@ class Connection:
         account = self._account
         assert account is not None, "serve() makes it"
         started = time.thread_time()
+        counting = True  # not while it waits: what runs then is not this connection's
         try:
             for line in lines:
                 if isinstance(line, LineTooLong):
@@ -269,8 +270,9 @@ class Connection:
                     continue
                 if len(line) > self.max_elements:
                     account.spent(time.thread_time() - started)
+                    counting = False
                     many = await self._too_many_elements(line)
-                    started = time.thread_time()
+                    started, counting = time.thread_time(), True
                     if many:
                         continue
                 message = self._parse_line(line)
@@ -281,14 +283,16 @@ class Connection:
                 except anyio.WouldBlock:
                     # The dispatcher is behind: wait (the agent's pipe fills meanwhile).
                     account.spent(time.thread_time() - started)
+                    counting = False
                     await self._inbox_out.send(message)
-                    started = time.thread_time()
+                    started, counting = time.thread_time(), True
         except (anyio.BrokenResourceError, anyio.ClosedResourceError):
             # The dispatcher is gone (the session is closing and cancelled it first):
             # nothing will handle what the agent sends now.
             return False
         finally:
-            account.spent(time.thread_time() - started)
+            if counting:
+                account.spent(time.thread_time() - started)
         return True
 
     def fail_pending(self, error: ConnectionClosed) -> None:
