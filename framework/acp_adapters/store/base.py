@@ -236,3 +236,18 @@ class Store(abc.ABC):
         traceback: TracebackType | None,
     ) -> None:
         await self.close()
+
+
+@dataclass(frozen=True)
+class PreparedCommit:
+    """A commit as a backend's transaction writes it (for the backends, not their callers):
+    its events and items encoded, its thread's fields as columns."""
+
+    thread_id: str
+    events: list[str]
+    #: Each item's row: its id, its ordinal, its JSON.
+    items: list[tuple[str, int, str]]
+    turns: list[Turn]
+    columns: dict[str, Any]
+    #: The name the commit gives its thread (for the error when it is taken).
+    name: Any

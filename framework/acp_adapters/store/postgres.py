@@ -37,7 +37,6 @@ import time
 import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
@@ -48,6 +47,7 @@ import psycopg.errors
 from .base import (
     SCHEMA_VERSION,
     Commit,
+    PreparedCommit,
     QueuedPrompt,
     Store,
     StoredEvent,
@@ -411,12 +411,13 @@ class PostgresStore(Store):
                 )
             _text(turn.stop_reason, "a turn's stop reason")
             _text(turn.error, "a turn's error")
-        prepared = _Prepared(thread_id, events, items, turns, columns, commit.thread.get("name"))
+        name = commit.thread.get("name")
+        prepared = PreparedCommit(thread_id, events, items, turns, columns, name)
         if self._closed:
             raise StoreError(f"the store {self.location} is closed")
         return await self._groups.commit(prepared)
 
-    async def _write_group(self, group: list[_Prepared]) -> list[int | StoreError]:
+    async def _write_group(self, group: list[PreparedCommit]) -> list[int | StoreError]:
         """The commits of ``group`` in one transaction, each in a savepoint when written
         apart (see :mod:`.group`)."""
 
@@ -430,7 +431,7 @@ class PostgresStore(Store):
         return await self._run(write)
 
     def _write_together(
-        self, con: psycopg.Connection[Any], group: list[_Prepared]
+        self, con: psycopg.Connection[Any], group: list[PreparedCommit]
     ) -> list[int | StoreError]:
         """The commits of a group (one for each thread), their rows written by a few
         statements for all of them, sent in one pipeline: each trip to the server lets the
@@ -444,7 +445,7 @@ class PostgresStore(Store):
             "SELECT id FROM threads WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
         ).fetchall()
         known = {row[0] for row in rows}
-        together: list[tuple[int, _Prepared]] = []
+        together: list[tuple[int, PreparedCommit]] = []
         for index, prepared in enumerate(group):
             if prepared.thread_id not in known:
                 outcomes[index] = self._not_found(prepared.thread_id)
@@ -475,16 +476,7 @@ class PostgresStore(Store):
                     for column, value in zip(items, (thread_id, *row), strict=True):
                         column.append(value)
                 for turn in prepared.turns:
-                    values = (
-                        thread_id,
-                        turn.index,
-                        turn.status,
-                        turn.stop_reason,
-                        turn.error,
-                        turn.started_at,
-                        turn.ended_at,
-                    )
-                    for column, value in zip(turns, values, strict=True):
+                    for column, value in zip(turns, _turn_row(thread_id, turn), strict=True):
                         column.append(value)
                 touched[0].append(thread_id)
                 touched[1].append(self._now())
@@ -530,7 +522,9 @@ class PostgresStore(Store):
         assert all(outcome is not None for outcome in outcomes)
         return [outcome for outcome in outcomes if outcome is not None]
 
-    def _write_apart(self, con: psycopg.Connection[Any], prepared: _Prepared) -> int | StoreError:
+    def _write_apart(
+        self, con: psycopg.Connection[Any], prepared: PreparedCommit
+    ) -> int | StoreError:
         """One commit of a group, in a savepoint: the ``seq`` of its last event, or the error
         it alone failed with (what it wrote undone)."""
         try:
@@ -543,7 +537,7 @@ class PostgresStore(Store):
                 raise  # the connection is gone: the whole group is tried again, or fails
             return StoreError(_why(self.location, self._secret, exc))
 
-    def _write_one(self, con: psycopg.Connection[Any], prepared: _Prepared) -> int:
+    def _write_one(self, con: psycopg.Connection[Any], prepared: PreparedCommit) -> int:
         thread_id, events, items, turns = (
             prepared.thread_id,
             prepared.events,
@@ -572,18 +566,7 @@ class PostgresStore(Store):
                 cursor.executemany(
                     "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
                     f"started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) {_TURN_UPSERT}",
-                    [
-                        (
-                            thread_id,
-                            turn.index,
-                            turn.status,
-                            turn.stop_reason,
-                            turn.error,
-                            turn.started_at,
-                            turn.ended_at,
-                        )
-                        for turn in turns
-                    ],
+                    [_turn_row(thread_id, turn) for turn in turns],
                 )
         self._update_thread(con, thread_id, prepared.columns, prepared.name)
         last += len(events)
@@ -780,16 +763,17 @@ class PostgresStore(Store):
         return f"PostgresStore({self.location!r})"
 
 
-@dataclass(frozen=True)
-class _Prepared:
-    """A commit ready for its transaction: its rows as they are written."""
-
-    thread_id: str
-    events: list[str]
-    items: list[tuple[str, int, str]]
-    turns: list[Turn]
-    columns: dict[str, Any]
-    name: Any
+def _turn_row(thread_id: str, turn: Turn) -> tuple[Any, ...]:
+    """A turn's row, in the order of the turns table's columns the statements name."""
+    return (
+        thread_id,
+        turn.index,
+        turn.status,
+        turn.stop_reason,
+        turn.error,
+        turn.started_at,
+        turn.ended_at,
+    )
 
 
 def _checked(columns: dict[str, Any]) -> dict[str, Any]:

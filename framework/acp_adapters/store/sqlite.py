@@ -41,6 +41,7 @@ from .. import _json
 from .base import (
     SCHEMA_VERSION,
     Commit,
+    PreparedCommit,
     QueuedPrompt,
     Store,
     StoredEvent,
@@ -655,15 +656,9 @@ class SqliteStore(Store):
 
 
 @dataclass(frozen=True)
-class _Prepared:
-    """A commit as the transaction writes it: its rows encoded."""
+class _Prepared(PreparedCommit):
+    """A commit as the transaction writes it, with what a group's statements read."""
 
-    thread_id: str
-    events: list[str]
-    items: list[tuple[str, int, str]]
-    turns: list[Turn]
-    columns: dict[str, Any]
-    name: Any
     #: The events, and the items' rows, as JSON arrays (for a group's few statements: see
     #: :meth:`SqliteStore._write_together`), encoded where the commit was prepared.
     events_json: str
