@@ -27,6 +27,8 @@ recorded_live.install()
 # The registry's cache and the installed agents of the test run are its own: never this
 # user's (a `registry update` made here must not change what the tests read).
 os.environ["ACP_ADAPTERS_CACHE"] = tempfile.mkdtemp(prefix="acp-adapters-test-cache-")
+# The workspaces' checkpoint stores of the test run are its own too.
+os.environ["ACP_ADAPTERS_CHECKPOINTS"] = tempfile.mkdtemp(prefix="acp-adapters-test-checkpoints-")
 os.environ.pop("ACP_ADAPTERS_REGISTRY", None)
 
 # CI runs the same examples every time; set HYPOTHESIS_PROFILE=explore locally to search wider.

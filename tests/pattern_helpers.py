@@ -209,7 +209,7 @@ def check_pattern(
         _applies(patch, before, {existing: after[existing]})
     elif pattern == "write-then-tool-call":
         assert change.diff_omitted_reason != "unchanged", f"unchanged: {change}"
-        _expect("the patch source", change.patch_source, "client_fs")
+        _expect("the patch source", change.patch_source, "checkpoint")
         (named,) = change.paths  # the agent named it relatively: either name is the file
         assert named in (existing, "existing.txt"), named
         _applies(patch, {named: before[existing]}, {named: after[existing]})

@@ -5,6 +5,7 @@ imported when first used: ``python -m acp_adapters.replay`` (a subprocess that
 plays an agent) starts without loading the rest of the package.
 
 * live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...);
+  ``Checkpointing`` and ``CheckpointLimits`` (how a session checkpoints its folders);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
 * timelines: ``project_capture`` and the item classes;
 * plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``,
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
         connect,
         mcp_servers_from_config,
     )
+    from .client.checkpointing import Checkpointing
     from .diff import (
         DEFAULT_MAX_EDITS,
         FilePatch,
@@ -51,6 +53,7 @@ if TYPE_CHECKING:
         AcpAdaptersError,
         CapabilityError,
         CaptureError,
+        CheckpointError,
         DuplicateProviderError,
         McpServerError,
         PluginError,
@@ -108,12 +111,16 @@ if TYPE_CHECKING:
         UserMessageItem,
         timeline_json_schema,
     )
+    from .workspace.scan import CheckpointLimits
 
 #: Each public name and the module that defines it.
 _EXPORTS = {
     "DEFAULT_MAX_EDITS": ".diff",
     "GENERIC_PROVIDER_ID": ".plugin.providers",
     "AcpAdaptersError": ".errors",
+    "CheckpointError": ".errors",
+    "Checkpointing": ".client.checkpointing",
+    "CheckpointLimits": ".workspace.scan",
     "AgentNotFoundError": ".errors",
     "ApprovalRequestItem": ".timeline",
     "AssistantMessageItem": ".timeline",
@@ -212,6 +219,9 @@ __all__ = [
     "AuthenticationRequiredError",
     "CapabilityError",
     "CaptureError",
+    "CheckpointError",
+    "CheckpointLimits",
+    "Checkpointing",
     "ClientAction",
     "CommandExecutionItem",
     "DiffChange",

@@ -94,3 +94,8 @@ class PromptCancelled(AcpAdaptersError):
 class PromptCapabilityError(AcpAdaptersError):
     """Prompt content the agent did not say it takes (an image, audio or an embedded resource
     beyond its ``promptCapabilities``): refused before the prompt is sent."""
+
+
+class CheckpointError(AcpAdaptersError):
+    """A workspace's checkpoint store that cannot be opened or written, or a checkpoint it
+    does not hold (``session.checkpoint()`` on a session that takes none, too)."""

@@ -71,8 +71,9 @@ def test_a_recorded_run_replays_exactly(cli: Invoke, workspace: Path, tmp_path: 
 def test_the_disks_true_patches_are_recorded_and_replayed(
     cli: Invoke, workspace: Path, tmp_path: Path, scenario: str
 ) -> None:
-    """An agent that edits the disk itself: the run's patches come from the disk around the
-    edit; the capture keeps what was read, so both replays show the same patches."""
+    """An agent that edits the disk itself: the run's patches come from the workspace's
+    checkpoints (and, without them, from the disk around the edit); the capture keeps what
+    was read, so both replays show the same patches."""
     (workspace / "existing.txt").write_text("one\ntwo\nbeta\nfour\nfive\n")
     record = tmp_path / "edit.jsonl"
     ran = cli(
@@ -94,8 +95,9 @@ def test_the_disks_true_patches_are_recorded_and_replayed(
         json.loads(ran.stdout.replace(str(workspace.resolve()), "<workspace>"))
     )
     (change,) = [row for row in original if row["kind"] == "file_change"]
-    assert change["patch_source"] == "disk"
-    assert "@@ -1,5 +1,5 @@\n one\n two\n-beta\n+BETA changed\n four\n five\n" in change["diff_str"]
+    assert change["patch_source"] == "checkpoint"
+    true_patch = "@@ -1,5 +1,5 @@\n one\n two\n-beta\n+BETA changed\n four\n five\n"
+    assert true_patch in change["diff_str"]
     disk = [json.loads(line) for line in record.read_text().splitlines() if '"dir": "disk"' in line]
     assert {(d["phase"], d["path"]) for d in disk} == {
         ("before", "<workspace>/existing.txt"),
@@ -105,16 +107,23 @@ def test_the_disks_true_patches_are_recorded_and_replayed(
         replayed = cli("replay", *replay, "--format", "json", str(record))
         assert replayed.exit_code == 0, replayed.stderr
         assert _without_times(json.loads(replayed.stdout)) == original, replay
-    # Without the disk lines, the capture has only what the agent reported.
-    bare = tmp_path / "bare.jsonl"
-    bare.write_text(
-        "".join(
-            line + "\n" for line in record.read_text().splitlines() if '"dir": "disk"' not in line
-        )
-    )
-    reported = json.loads(cli("replay", "--offline", "--format", "json", str(bare)).stdout)
-    (change,) = [row for row in reported if row["kind"] == "file_change"]
-    assert change["patch_source"] != "disk"
+
+    def without(*kinds: str) -> list[dict[str, object]]:
+        lines = [
+            line for line in record.read_text().splitlines() if json.loads(line)["dir"] not in kinds
+        ]
+        bare = tmp_path / "bare.jsonl"
+        bare.write_text("".join(line + "\n" for line in lines))
+        rows = json.loads(cli("replay", "--offline", "--format", "json", str(bare)).stdout)
+        (found,) = [row for row in rows if row["kind"] == "file_change"]
+        return found  # type: ignore[no-any-return]
+
+    # Without the checkpoints, the disk around the edit shows the same true patch.
+    from_disk = without("checkpoint", "change")
+    assert from_disk["patch_source"] == "disk"
+    assert true_patch in from_disk["diff_str"]
+    # Without either, the capture has only what the agent reported.
+    assert without("checkpoint", "change", "disk")["patch_source"] not in ("disk", "checkpoint")
 
 
 def test_a_replay_that_goes_otherwise_fails_with_the_report(cli: Invoke) -> None:

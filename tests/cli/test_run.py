@@ -106,7 +106,7 @@ def test_edit_as_json(cli: Invoke, workspace: Path) -> None:
         f"--- {real}/existing.txt\n+++ {real}/existing.txt\n"
         "@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA changed\n"
     )
-    assert changes[0]["patch_source"] == "client_fs"
+    assert changes[0]["patch_source"] == "checkpoint"  # the workspace, before and after
 
 
 def test_read_only_refuses_the_edit(cli: Invoke, workspace: Path) -> None:

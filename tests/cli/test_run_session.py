@@ -461,7 +461,8 @@ SESSIONS_AGENT = Path(__file__).resolve().parents[1] / "agents" / "sessions_agen
 
 def test_session_goes_on_with_an_earlier_session(cli: Invoke, tmp_path: Path) -> None:
     """--resume: resumed when the agent can, else loaded, the history shown as replayed."""
-    log = tmp_path / "log.jsonl"
+    log = tmp_path / "log.jsonl"  # outside the session's folder: no change of the turn's
+    (tmp_path / "ws").mkdir()
     for offer, opened in (("load", "session/load"), ("resume,load", "session/resume")):
         agent = shlex.join([sys.executable, str(SESSIONS_AGENT), "--offer", offer])
         result = cli(
@@ -469,7 +470,7 @@ def test_session_goes_on_with_an_earlier_session(cli: Invoke, tmp_path: Path) ->
             "--command",
             agent,
             "--cwd",
-            str(tmp_path),
+            str(tmp_path / "ws"),
             "--format",
             "json",
             "--resume",

@@ -46,8 +46,23 @@ async def test_a_recorded_session_projects_to_the_same_timeline(
         await session.prompt("edit")
         live = session.timeline
     lines = entries(capture)
-    # The files the edits name, as the client read them around each edit, are kept too.
-    assert {line["dir"] for line in lines} == {"client->agent", "agent->client", "disk"}
+    # The files the edits name, as the client read them around each edit, are kept too, and
+    # the checkpoints of the workspace with what they found changed.
+    assert {line["dir"] for line in lines} == {
+        "client->agent",
+        "agent->client",
+        "disk",
+        "checkpoint",
+        "change",
+    }
+    changes = [line for line in lines if line["dir"] == "change"]
+    assert [(c["toolCallId"], c["path"]) for c in changes] == [
+        ("edit-1", "<workspace>/existing.txt"),
+        ("edit-2", "<workspace>/new.txt"),
+    ]
+    assert changes[0]["before"]["text"] == "alpha\nbeta\n"
+    assert changes[0]["after"]["text"] == "alpha\nBETA changed\n"
+    assert changes[1]["before"] is None
     disk = [line for line in lines if line["dir"] == "disk"]
     assert [(d["toolCallId"], d["path"], d["phase"], d["content"]) for d in disk] == [
         ("edit-1", "<workspace>/existing.txt", "before", "alpha\nbeta\n"),
@@ -61,7 +76,7 @@ async def test_a_recorded_session_projects_to_the_same_timeline(
     assert all(isinstance(line["t"], float) for line in lines)
     assert [line["t"] for line in lines] == sorted(line["t"] for line in lines)
     assert str(workspace) not in capture.read_text()
-    new = next(line["msg"] for line in lines if line["msg"].get("method") == "session/new")
+    new = next(m for line in lines if (m := line.get("msg", {})).get("method") == "session/new")
     assert new["params"]["cwd"] == "<workspace>"
     replayed = project_capture(capture)
     assert comparable(replayed, workspace) == comparable(live, workspace)
@@ -78,9 +93,13 @@ async def test_every_line_is_on_disk_before_a_crash(
         lines = entries(capture)
         said = [e["msg"] for e in lines if e.get("msg", {}).get("method") == "session/update"]
         assert said[-1]["params"]["update"]["content"]["text"] == "working"
-        assert lines[-1]["dir"] == "exit"
-        assert lines[-1]["code"] == 3
-        assert "the model went away" in lines[-1]["stderr"]
+        # The turn's last checkpoint (what the agent changed before it went) after its exit.
+        assert lines[-1]["dir"] == "checkpoint"
+        assert lines[-1]["reason"] == "turn_end"
+        exit_line = lines[-2]
+        assert exit_line["dir"] == "exit"
+        assert exit_line["code"] == 3
+        assert "the model went away" in exit_line["stderr"]
     replayed = project_capture(capture)
     error = replayed.items[-1]
     assert error.kind == "error"
@@ -144,7 +163,10 @@ async def test_disk_lines_carry_the_true_patch_and_a_broken_one_is_named(
     (workspace / "existing.txt").write_text("one\ntwo\nbeta\nfour\nfive\n")
     capture = tmp_path / "fragment.jsonl"
     async with connect(
-        command=fake_agent("fragment", str(workspace)), cwd=workspace, record=capture
+        command=fake_agent("fragment", str(workspace)),
+        cwd=workspace,
+        record=capture,
+        checkpoints=False,  # the disk lines alone
     ) as session:
         await session.prompt("edit")
         live = session.timeline

@@ -61,16 +61,24 @@ async def test_a_provider_preferring_1_asks_for_1(connect: Any, workspace: Path)
             pass
 
 
-async def test_an_edit_through_the_clients_fs(connect: Any, workspace: Path) -> None:
+@pytest.mark.parametrize("checkpoints", [True, False])
+async def test_an_edit_through_the_clients_fs(
+    connect: Any, workspace: Path, checkpoints: bool
+) -> None:
     async with connect(
-        command=fake_agent("edit", str(workspace)), cwd=workspace, policy="full-access"
+        command=fake_agent("edit", str(workspace)),
+        cwd=workspace,
+        policy="full-access",
+        checkpoints=checkpoints,
     ) as session:
         turn = await session.prompt("edit")
     assert (workspace / "existing.txt").read_text() == "alpha\nBETA changed\n"
     assert (workspace / "new.txt").read_text() == "brand new\n"
     assert not (workspace.parent / "escaped.txt").exists()
     changes = [i for i in turn.items if isinstance(i, FileChangeItem)]
-    assert [c.patch_source for c in changes] == ["client_fs", "client_fs"]
+    # The workspace's checkpoints and, without them, the client's writes: the same patch.
+    source = "checkpoint" if checkpoints else "client_fs"
+    assert [c.patch_source for c in changes] == [source, source]
     assert changes[0].diff_str == (
         f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
         "@@ -1,2 +1,2 @@\n alpha\n-beta\n+BETA changed\n"
@@ -337,18 +345,36 @@ async def test_leaving_the_stream_early_leaves_the_turn_running(
 LONGER = "one\ntwo\nbeta\nfour\nfive\n"
 
 
+@pytest.mark.parametrize("checkpoints", [True, False])
 async def test_a_fragment_edit_gets_the_files_true_patch_from_the_disk(
-    connect: Any, workspace: Path
+    connect: Any, workspace: Path, checkpoints: bool
 ) -> None:
     (workspace / "existing.txt").write_text(LONGER)
-    async with connect(command=fake_agent("fragment", str(workspace)), cwd=workspace) as session:
+    async with connect(
+        command=fake_agent("fragment", str(workspace)), cwd=workspace, checkpoints=checkpoints
+    ) as session:
         turn = await session.prompt("edit")
     (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
-    assert change.patch_source == "disk"
+    assert change.patch_source == ("checkpoint" if checkpoints else "disk")
     assert change.diff_str == (
         f"--- {workspace}/existing.txt\n+++ {workspace}/existing.txt\n"
         "@@ -1,5 +1,5 @@\n one\n two\n-beta\n+BETA changed\n four\n five\n"
     )
+
+
+async def test_a_fragment_the_workspace_does_not_show_is_no_change_and_says_so(
+    connect: Any, workspace: Path
+) -> None:
+    (workspace / "existing.txt").write_text("beta\nbeta\n")
+    async with connect(
+        command=fake_agent("fragment-twice", str(workspace)), cwd=workspace
+    ) as session:
+        turn = await session.prompt("edit")
+    (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
+    # The agent reported an edit it never made: the checkpoints say the file is as it was.
+    assert change.patch_source == "checkpoint"
+    assert (change.diff_str, change.diff_omitted_reason) == (None, "unchanged")
+    assert change.patch_note == "the agent reported a change that the workspace does not show"
 
 
 async def test_a_fragment_that_cannot_be_placed_keeps_the_agents_patch_and_says_so(
@@ -356,7 +382,7 @@ async def test_a_fragment_that_cannot_be_placed_keeps_the_agents_patch_and_says_
 ) -> None:
     (workspace / "existing.txt").write_text("beta\nbeta\n")
     async with connect(
-        command=fake_agent("fragment-twice", str(workspace)), cwd=workspace
+        command=fake_agent("fragment-twice", str(workspace)), cwd=workspace, checkpoints=False
     ) as session:
         turn = await session.prompt("edit")
     (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
@@ -370,15 +396,19 @@ async def test_a_fragment_that_cannot_be_placed_keeps_the_agents_patch_and_says_
     )
 
 
+@pytest.mark.parametrize("checkpoints", [True, False])
 async def test_a_v2_edit_gets_its_patch_from_the_disk_around_it(
-    connect: Any, workspace: Path
+    connect: Any, workspace: Path, checkpoints: bool
 ) -> None:
     async with connect(
-        command=fake_agent("v2-edit", str(workspace)), cwd=workspace, policy="full-access"
+        command=fake_agent("v2-edit", str(workspace)),
+        cwd=workspace,
+        policy="full-access",
+        checkpoints=checkpoints,
     ) as session:
         turn = await session.prompt("edit")
     (change,) = [i for i in turn.items if isinstance(i, FileChangeItem)]
-    assert change.patch_source == "disk"
+    assert change.patch_source == ("checkpoint" if checkpoints else "disk")
     assert "-beta\n+BETA changed\n" in (change.diff_str or "")
 
 

@@ -12,7 +12,9 @@ recorded by this project with ``tests/peers/record_scenarios.py``, each with a
 (Grok-shaped sessions written by ``generate_grok.py``). ``data/recorded`` also
 holds the scripted agent on the official Python SDK (``sdk-*``, the generic provider),
 and the traffic patterns of real agents it plays (``patterns-*``, the generic provider
-too; ``contract/test_patterns.py`` checks each one's true patch).
+too; ``contract/test_patterns.py`` checks each one's true patch). The scenarios of the agent
+that changes the workspace itself (``workspace-*``) have their own checks
+(``contract/test_workspace_agent.py``).
 """
 
 from __future__ import annotations
@@ -82,6 +84,10 @@ def _recorded() -> list[Scenario]:
     scenarios = []
     for path in sorted((DATA / "recorded").glob("*.jsonl")):
         agent, _, kind = path.stem.partition("-")
+        if agent == "workspace":
+            # Changes no tool call made are items there too: contract/test_workspace_agent.py
+            # checks each of those recordings, change by change.
+            continue
         if agent == "claude":
             version, _, kind = kind.partition("-")
             agent = f"claude-{version}"

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_adapters.client import workspace as workspace_module
 from acp_adapters.client.workspace import Workspace
 from acp_adapters.transport import RpcError
+from acp_adapters.workspace import confined as workspace_module
 
 INSIDE = "inside"
 OUTSIDE = "OUTSIDE: the agent must never see this"
@@ -424,9 +424,9 @@ def test_openat2_is_used_where_the_kernel_has_it(
     calls: list[str] = []
     real = workspace_module._openat2
 
-    def counted(dirfd: int, path: str, flags: int) -> int:
+    def counted(dirfd: int, path: str, flags: int, resolve: int = 0) -> int:
         calls.append(path)
-        return real(dirfd, path, flags)
+        return real(dirfd, path, flags, resolve)
 
     monkeypatch.setattr(workspace_module, "_openat2", counted)
     ws = Workspace(tree / "ws")

@@ -142,7 +142,8 @@ async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
         edit("big", "pending", content=[fragment], locations=[{"path": str(big)}]),
         edit("big", "completed"),
     ]
-    session, capture = await play(connect, workspace, steps, policy="read-only")
+    # The disk reads alone (a session without checkpoints): the checkpoints would know.
+    session, capture = await play(connect, workspace, steps, policy="read-only", checkpoints=False)
     reads = [line for line in disk_lines(capture) if line["toolCallId"] == "big"]
     assert {line["phase"] for line in reads} == {"before", "after"}
     for line in reads:
@@ -155,6 +156,28 @@ async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
     assert change.patch_source == "agent"
     assert change.diff_str == diff_patch([{**fragment}])
     assert change.operations == {str(big): "modify"}
+
+
+async def test_the_checkpoints_know_a_file_too_large_to_read_did_not_change(
+    connect: Any, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    big = _big_file(workspace)
+    fragment = {"type": "diff", "path": str(big), "oldText": "line of", "newText": "LINE OF"}
+    steps = [
+        edit("big", "pending", content=[fragment], locations=[{"path": str(big)}]),
+        edit("big", "completed"),
+    ]
+    session, _ = await play(connect, workspace, steps, policy="read-only")
+    (change,) = [i for i in session.timeline if isinstance(i, FileChangeItem)]
+    # Too large for a text in the timeline, not for a hash: the file is as it was.
+    assert change.patch_source == "checkpoint"
+    assert (change.diff_str, change.diff_omitted_reason) == (None, "unchanged")
+    sides = change.checkpoint[str(big.resolve())]
+    assert sides.before == sides.after
+    assert sides.before is not None
+    assert sides.before.size == big.stat().st_size
 
 
 async def test_a_write_over_a_file_too_large_to_read_makes_no_wrong_patch(

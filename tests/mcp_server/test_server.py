@@ -198,3 +198,51 @@ async def test_bad_arguments_and_what_the_store_lacks_are_errors(transport: str,
             await _error(session, "read_thread", **arguments)
         await _error(session, "turn_patch", thread="t", turn=0)
         await _error(session, "read_item", thread="t")
+
+
+async def test_a_large_turn_patch_is_capped_and_made_off_the_event_loop(
+    db: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While one client's turn_patch is being made, another client's call is answered: the
+    patch is made in a worker thread (held here until the other call is done)."""
+    import threading
+
+    from acp_adapters.mcp_server import server as module
+
+    release = threading.Event()
+    made = module._turn_patch
+
+    def held(files: Any, **options: Any) -> str:
+        assert options == {"max_edits": 1000}  # the edit cap
+        assert release.wait(10), "the other call never came back"
+        return made(files, **options)
+
+    monkeypatch.setattr(module, "_turn_patch", held)
+    async with await open_store(db) as store:
+        server = module.create_server(store)
+        answers: dict[str, Any] = {}
+
+        async def patch() -> None:
+            answers["patch"] = await server.call_tool("turn_patch", {"thread": "t", "turn": 1})
+
+        with anyio.fail_after(20):
+            async with anyio.create_task_group() as group:
+                group.start_soon(patch)
+                await anyio.sleep(0.05)
+                answers["list"] = await server.call_tool("list_threads", {})
+                release.set()
+    assert "list" in answers
+    assert "BETA changed" in json.dumps(answers["patch"].model_dump(mode="json"))
+
+
+def test_a_turns_rewrite_past_the_cap_says_its_patch_was_left_out() -> None:
+    from acp_adapters.store.patches import FileTurn, turn_patch
+
+    old = "".join(f"old line {n}\n" for n in range(3000))
+    new = "".join(f"new line {n}\n" for n in range(3000))
+    capped = turn_patch([FileTurn("/ws/big.txt", old, new)], max_edits=1000)
+    assert capped == (
+        "--- /ws/big.txt\n+++ /ws/big.txt\n"
+        "# /ws/big.txt: more than 1000 line edits, its patch left out\n"
+    )
+    assert turn_patch([FileTurn("/ws/big.txt", old, new)], max_edits=None).count("\n") > 6000

@@ -11,6 +11,11 @@ workspace before and after, for the contract suite's patch checks. ``BIN`` is
 the agents' ``node_modules/.bin`` (default: ``$ACP_ADAPTERS_PEER_AGENTS``, as
 ``tox -e peers`` installs them). ``tox -e record`` runs it into ``tests/data/recorded``.
 
+``--only workspace`` records the scenarios of ``tests/agents/workspace_agent.py`` (an agent
+that changes the workspace itself: ``tests/workspace_helpers.py``) into
+``DIR/workspace-<scenario>.jsonl``, beside each its workspace before and after; no agent from
+npm either.
+
 ``--only patterns`` records the traffic patterns of real agents that the scripted
 ``tests/agents/pattern_agent.py`` plays (``tests/pattern_helpers.py``), each answered
 as its live test answers it, into ``DIR/patterns-<pattern>.jsonl``; they need no agent
@@ -44,6 +49,7 @@ from acp_adapters.transport import ConnectionClosed  # noqa: E402
 from pattern_helpers import PATTERN_AGENT, PATTERNS  # noqa: E402
 from peers import launch  # noqa: E402
 from peers.fake_model_server import FakeModelServer, Step, Text, ToolCall, ToolCalls  # noqa: E402
+from workspace_helpers import SCENARIOS, run_scenario, seed, snapshot  # noqa: E402
 
 Agent = Literal["claude-v1", "claude-v2", "codex", "grok", "sdk", "patterns"]
 Answer = Literal["allow", "reject", "wait", "crash"]
@@ -337,6 +343,24 @@ def _files(folder: Path) -> dict[str, str]:
     }
 
 
+async def record_workspace(name: str, out: Path) -> Path:
+    """Record one workspace scenario (``tests/workspace_helpers.py``); the capture's path."""
+    capture = out / f"workspace-{name}.jsonl"
+    with tempfile.TemporaryDirectory(prefix="acp-record-") as scratch:
+        workspace = Path(scratch) / "ws"
+        workspace.mkdir()
+        seed(workspace, SCENARIOS[name])
+        root = str(workspace.resolve())
+        before = snapshot(workspace, "<workspace>")
+        with anyio.fail_after(TURN_SECONDS):
+            await run_scenario(name, workspace, record=capture)
+        after = snapshot(workspace, "<workspace>")
+    files = {"before": before, "after": after}
+    text = json.dumps(files, indent=1).replace(root, "<workspace>")
+    capture.with_suffix(".files.json").write_text(text + "\n")
+    return capture
+
+
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--agents", default=os.environ.get("ACP_ADAPTERS_PEER_AGENTS"))
@@ -347,7 +371,18 @@ async def main(argv: list[str] | None = None) -> int:
         parser.error("the agents' node_modules/.bin: --agents, or ACP_ADAPTERS_PEER_AGENTS")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    # The recordings' checkpoint stores are the run's own, never this user's.
+    os.environ["ACP_ADAPTERS_CHECKPOINTS"] = tempfile.mkdtemp(prefix="acp-record-checkpoints-")
     failed = 0
+    if not args.only or "workspace" in args.only:
+        for name in SCENARIOS:
+            try:
+                path = await record_workspace(name, out)
+            except Exception as error:  # report and go on with the others
+                failed += 1
+                print(f"FAILED workspace {name}: {error!r}", file=sys.stderr)
+                continue
+            print(f"{path.name}: {path.read_text(encoding='utf-8').count(chr(10))} lines")
     for recording in RECORDINGS:
         for agent in recording.agents:
             if args.only and not {recording.scenario, agent} & set(args.only):

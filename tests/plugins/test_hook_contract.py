@@ -231,6 +231,7 @@ def test_every_kind_of_change_has_its_projection(monkeypatch: pytest.MonkeyPatch
         "terminal",
         "unknown",
         "write",
+        "checkpoint",
     }
     projector = Projector(Hooks(plugin_manager()), provider())
     projected: list[tuple[str, str]] = []

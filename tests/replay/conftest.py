@@ -19,6 +19,7 @@ from acp_adapters.replay import (
     RecordedTerminals,
     read_capture,
     recorded_answers,
+    recorded_checkpoints,
     recorded_disk,
     seed_workspace,
 )
@@ -125,6 +126,10 @@ async def play(
             # Nothing edits the disk in a replay: the files read around edits are the recorded.
             disk_patches=recorded_disk(scenario.path, folder)
             if read_capture(scenario.path).disk
+            else False,
+            # Nor changes it: the checkpoints are the recorded ones, where they were taken.
+            checkpoints=recorded_checkpoints(scenario.path, folder)
+            if read_capture(scenario.path).checkpoints
             else False,
             policy="ask",
             ask=recorded_answers(scenario.path),

@@ -21,9 +21,12 @@ pytestmark = pytest.mark.anyio
 
 @pytest.fixture
 async def basic_capture(connect: Any, workspace: Path, tmp_path: Path) -> Path:
-    """initialize, session/new, one prompt ("hello") and their answers: 7 lines."""
+    """initialize, session/new, one prompt ("hello") and their answers: 7 lines (no
+    checkpoints: these captures are about their messages)."""
     capture = tmp_path / "basic.jsonl"
-    async with connect(command=fake_agent("basic"), cwd=workspace, record=capture) as session:
+    async with connect(
+        command=fake_agent("basic"), cwd=workspace, record=capture, checkpoints=False
+    ) as session:
         await session.prompt("hello")
     assert len(entries(capture)) == 7
     return capture

@@ -240,7 +240,10 @@ async def test_an_exit_line_ends_the_agent_with_its_code_and_stderr(
         with pytest.raises(ConnectionClosed):
             await session.prompt("go")
     recorded = comparable(session.timeline, workspace)
-    assert entries(capture)[-1]["dir"] == "exit"
+    # The exit ends the traffic; the turn's last checkpoint (what the agent changed before
+    # it went) comes after it.
+    assert [e["dir"] for e in entries(capture) if e["dir"] != "checkpoint"][-1] == "exit"
+    assert entries(capture)[-1]["reason"] == "turn_end"
     status = tmp_path / "status.json"
     async with connect(
         command=replay(capture, "--status", str(status)), cwd=replay_workspace

@@ -1,7 +1,9 @@
 """The built-in projection of file edits: the true patch from the best evidence the session has.
 
 ``project_file_change`` takes the true patch from the best evidence the session has, best
-first (the item's ``patch_source`` says which): the client's own writes, each with the
+first (the item's ``patch_source`` says which): the workspace's checkpoints (the files as
+they were before the tool call and as it completed, whoever wrote them: ``checkpoint``);
+the client's own writes, each with the
 file as it was just before (``client_fs``); the disk read around the edit (``disk``);
 the whole-file diff of its permission request over a later fragment (``permission``);
 the agent's fragment placed in what the session knew of the file (``placed``); the
@@ -24,9 +26,11 @@ from ..plugin.providers import Provider
 from ..projection import (
     DiskContents,
     FileContents,
+    checkpointed_files,
     count_changes,
     diff_patch_of,
     edited_paths,
+    file_change_from_checkpoint,
     file_change_from_contents,
     file_contents_from_disk,
     file_contents_from_fs,
@@ -35,7 +39,7 @@ from ..projection import (
     tool_status,
     with_proposed_diffs,
 )
-from ..runtime import DiffV1, DiffV2, SessionView, ToolCall, ToolContent
+from ..runtime import CheckpointedFile, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
 from ..timeline.items import FileChangeItem, PatchSource
 
 
@@ -55,6 +59,16 @@ class FileChanges:
         content = self.hooks.normalize_diff_content(provider, tool_call, tool_call.content, session)
         if content is not tool_call.content:
             tool_call = tool_call.model_copy(update={"content": content})
+        checked = checkpointed_files(tool_call, session) if status == "completed" else None
+        if checked is not None:
+            # The ground truth: what the files were and are, whoever wrote them.
+            return file_change_from_checkpoint(
+                tool_call,
+                checked,
+                limits=limits,
+                status=status,
+                note=_disagreement(tool_call, checked),
+            )
         # The evidence, best first: the first that explains every file it speaks of wins.
         # Each is looked at only when the better ones had nothing.
         disk = file_contents_from_disk(tool_call, session)
@@ -110,6 +124,16 @@ class FileChanges:
         self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
     ) -> DiffPatch:
         return diff_patch_of(content, max_edits=limits.max_edits)
+
+
+def _disagreement(tool_call: ToolCall, checked: list[CheckpointedFile]) -> str | None:
+    """What to say when the agent reported an edit the workspace does not show."""
+    reported = any(
+        isinstance(item, DiffV1) and item.old_text != item.new_text for item in tool_call.content
+    )
+    if reported and all(f.before is not None and f.before.same(f.after) for f in checked):
+        return "the agent reported a change that the workspace does not show"
+    return None
 
 
 def _operations(tool_call: ToolCall) -> tuple[dict[str, str], dict[str, str]]:

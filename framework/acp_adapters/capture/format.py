@@ -16,7 +16,7 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from .. import _json
 from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
@@ -40,6 +40,23 @@ DISK_READ = "disk"
 #: call the write belongs to, if any); ``missing``, a file the agent read that did not
 #: exist, answered as empty (``missing_file_read="empty"``).
 DISK_PHASES = ("before", "after", "write", "missing")
+
+#: A checkpoint the recording client took of the session's folders (docs/captures.md):
+#: ``{"dir": "checkpoint", "t": s, "sessionId": id?, "id": checkpoint id, "reason": ...,
+#: "turn": n, "toolCallId": id | null, "files": n, "notes": [text]}``. See
+#: :data:`CHECKPOINT_REASONS`.
+CHECKPOINT = "checkpoint"
+#: Why a checkpoint was taken: as the session opened, as a turn started or ended, as a tool
+#: call completed (of the files it names), or on request (``session.checkpoint()``).
+CHECKPOINT_REASONS = ("session", "turn_start", "turn_end", "tool_call", "request")
+#: What a checkpoint found changed at one path, after its ``checkpoint`` line:
+#: ``{"dir": "change", "t": s, "sessionId": id?, "checkpoint": id, "toolCallId": id | null,
+#: "path": path, "movedFrom": path | null, "before": side | null, "after": side | null}``,
+#: each side ``{"kind": "file" | "link", "mode": n, "size": n, "oid": sha256 | null}`` and
+#: a file's ``text`` (or ``"binary": true``), a link's ``target``, or ``omitted`` (why no
+#: text: ``too_large``, ``total_cap``, ``unhashed``, ``missing``). ``toolCallId`` null: a
+#: change at a turn's end that no tool call claimed.
+FILE_CHANGE = "change"
 
 #: The session's folder, in a capture.
 WORKSPACE_MARK = "<workspace>"
@@ -86,6 +103,112 @@ def disk_read(entry: dict[str, Any]) -> DiskLine | None:
     if not (content is None or isinstance(content, str)) or (unreadable and content is not None):
         return None
     return DiskLine(call, path, str(phase), content, known=not unreadable, session_id=session_id)
+
+
+@dataclass(frozen=True)
+class FileSide:
+    """What a checkpoint says one path held (one side of a ``change`` line)."""
+
+    kind: str
+    mode: int
+    size: int
+    oid: str | None
+    text: str | None = None
+    binary: bool = False
+    target: str | None = None
+    omitted: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckpointLine:
+    """What a ``checkpoint`` line says."""
+
+    id: str
+    reason: str
+    turn: int
+    tool_call_id: str | None
+    files: int
+    notes: tuple[str, ...]
+    session_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ChangeLine:
+    """What a ``change`` line says."""
+
+    checkpoint: str
+    tool_call_id: str | None
+    path: str
+    moved_from: str | None
+    before: FileSide | None
+    after: FileSide | None
+    session_id: str | None = None
+
+
+def _integer(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _optional_text(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def file_side(value: Any) -> FileSide | None:
+    """One side of a ``change`` line; None when it is not one."""
+    if not isinstance(value, dict):
+        return None
+    kind, mode, size, oid = (
+        value.get("kind"),
+        value.get("mode"),
+        value.get("size"),
+        value.get("oid"),
+    )
+    text, binary = value.get("text"), value.get("binary", False)
+    target, omitted = value.get("target"), value.get("omitted")
+    if kind not in ("file", "link") or not (_integer(mode) and _integer(size)):
+        return None
+    if not (_optional_text(oid) and _optional_text(text) and isinstance(binary, bool)):
+        return None
+    if not (_optional_text(target) and _optional_text(omitted)):
+        return None
+    if kind == "link" and text is not None:
+        return None
+    return FileSide(str(kind), mode, size, oid, text, binary, target, omitted)
+
+
+def checkpoint_line(entry: dict[str, Any]) -> CheckpointLine | None:
+    """What a ``checkpoint`` line says; None when it is not one."""
+    ident, reason, turn = entry.get("id"), entry.get("reason"), entry.get("turn", 0)
+    call, files, notes = entry.get("toolCallId"), entry.get("files", 0), entry.get("notes", [])
+    session_id = entry.get("sessionId")
+    if not (isinstance(ident, str) and reason in CHECKPOINT_REASONS and _integer(turn)):
+        return None
+    if not (_optional_text(call) and _integer(files) and _optional_text(session_id)):
+        return None
+    if not (isinstance(notes, list) and all(isinstance(note, str) for note in notes)):
+        return None
+    return CheckpointLine(ident, str(reason), turn, call, files, tuple(notes), session_id)
+
+
+def change_line(entry: dict[str, Any]) -> ChangeLine | None:
+    """What a ``change`` line says; None when it is not one."""
+    checkpoint, call, path = entry.get("checkpoint"), entry.get("toolCallId"), entry.get("path")
+    moved_from, session_id = entry.get("movedFrom"), entry.get("sessionId")
+    if not (isinstance(checkpoint, str) and isinstance(path, str) and path):
+        return None
+    if not (_optional_text(call) and _optional_text(moved_from) and _optional_text(session_id)):
+        return None
+    sides = []
+    for name in ("before", "after"):
+        value = entry.get(name)
+        side = file_side(value) if value is not None else None
+        if value is not None and side is None:
+            return None
+        sides.append(side)
+    before, after = sides
+    if before is None and after is None:
+        return None
+    return ChangeLine(checkpoint, call, path, moved_from, before, after, session_id)
 
 
 def folder_pattern(folder: str) -> re.Pattern[str]:

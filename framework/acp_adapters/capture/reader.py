@@ -15,12 +15,16 @@ from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
+    CHECKPOINT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    FILE_CHANGE,
     CaptureSource,
     RequestKey,
     Unreadable,
     capture_values,
+    change_line,
+    checkpoint_line,
     disk_read,
     request_key,
 )
@@ -81,12 +85,14 @@ class Capture:
     """The entries of a capture, and what was wrong with the lines that were left out.
 
     The recording client's disk reads are not messages: they are kept apart, in
-    ``disk``, in the order they were made.
+    ``disk``, in the order they were made; so are its checkpoints (``checkpoints``: each
+    ``checkpoint`` line and the ``change`` lines after it, as recorded).
     """
 
     entries: list[Entry] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     disk: list[DiskRead] = field(default_factory=list)
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
     #: How many entries hold a JSON-RPC message (counted also when they are not kept).
     messages: int = 0
 
@@ -124,6 +130,9 @@ def read_capture(source: CaptureSource, *, keep: bool = True) -> Capture:
         elif isinstance(read, DiskRead):
             if keep:
                 capture.disk.append(read)
+        elif isinstance(read, dict):
+            if keep:
+                capture.checkpoints.append(read)
         else:
             capture.messages += bool(read.parts)
             if keep:
@@ -152,14 +161,21 @@ def agent_requests(
     return found
 
 
-def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | str]:
-    """Each line of a capture as an entry, a disk read, or the warning that leaves it out."""
+def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] | str]:
+    """Each line of a capture as an entry, a disk read, a checkpoint's line, or the warning
+    that leaves it out."""
     for number, value in capture_values(source):
         if isinstance(value, Unreadable):
             yield f"line {number}: {value.why}, left out"
         elif isinstance(value, dict) and value.get("dir") == DISK_READ:
             read = _disk_read(number, value)
             yield f"line {number}: not a disk entry, left out" if read is None else read
+        elif isinstance(value, dict) and value.get("dir") == CHECKPOINT:
+            taken = checkpoint_line(value)
+            yield f"line {number}: not a checkpoint entry, left out" if taken is None else value
+        elif isinstance(value, dict) and value.get("dir") == FILE_CHANGE:
+            found = change_line(value)
+            yield f"line {number}: not a change entry, left out" if found is None else value
         else:
             entry = _entry(number, value)
             yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry

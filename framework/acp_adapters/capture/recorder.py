@@ -24,29 +24,41 @@ from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
+    CHECKPOINT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    FILE_CHANGE,
     HOME_MARK,
     WORKSPACE_MARK,
     folder_pattern,
 )
 
-_DIRECTIONS = {"out": CLIENT_TO_AGENT, "in": AGENT_TO_CLIENT, "exit": AGENT_EXIT, "disk": DISK_READ}
+_DIRECTIONS = {
+    "out": CLIENT_TO_AGENT,
+    "in": AGENT_TO_CLIENT,
+    "exit": AGENT_EXIT,
+    "disk": DISK_READ,
+    "checkpoint": CHECKPOINT,
+    "change": FILE_CHANGE,
+}
+#: The events whose fields are the entry's own (beside ``dir`` and ``t``).
+_FLAT = ("disk", "checkpoint", "change")
 
 
 def capture_entry(
     direction: str, message: Any, at: float, portable: Callable[[Any], Any] = lambda v: v
 ) -> dict[str, Any]:
     """The capture entry of one event of a session's traffic (``("out" | "in", message)``,
-    ``("raw", text)``, ``("disk", read)``, ``("exit", {"code", "stderr"})``) at ``at``:
-    what the traffic reader takes in, with its strings made ``portable``."""
+    ``("raw", text)``, ``("disk", read)``, ``("checkpoint", taken)``, ``("change", change)``,
+    ``("exit", {"code", "stderr"})``) at ``at``: what the traffic reader takes in, with its
+    strings made ``portable``."""
     entry: dict[str, Any] = {"dir": _DIRECTIONS.get(direction, AGENT_RAW), "t": at}
     if direction == "raw":
         entry["raw"] = portable(str(message))
     elif direction == "exit":
         entry["code"] = message.get("code")
         entry["stderr"] = portable(str(message.get("stderr", "")))
-    elif direction == "disk":
+    elif direction in _FLAT:
         # The file's text is made portable as the messages are: an agent's oldText
         # naming the workspace must still be found in it when the capture is projected.
         entry.update(portable(message))
@@ -63,7 +75,7 @@ def entry_event(entry: dict[str, Any]) -> tuple[str, Any] | None:
         return direction, entry["msg"]
     if direction == "exit":
         return direction, {"code": entry.get("code"), "stderr": entry.get("stderr", "")}
-    if direction == "disk":
+    if direction in _FLAT:
         return direction, {k: v for k, v in entry.items() if k not in ("dir", "t")}
     if isinstance(entry.get("raw"), str):
         return "raw", entry["raw"]

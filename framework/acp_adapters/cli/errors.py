@@ -18,6 +18,8 @@ exit      when
 8         the agent asked a question that no one may answer: ``--non-interactive
           fail``, or no terminal to ask on (stdin holds the prompt); the turn was
           cancelled
+9         ``sessions revert``: later edits touched what the turn changed (each file and
+          hunk named); nothing was written
 124       a turn took longer than ``--timeout``: it was cancelled (as ``timeout(1)``
           exits)
 129       SIGHUP (the terminal closed): the agent was killed; nothing more is printed
@@ -54,6 +56,7 @@ EXIT_CAPTURE = 5
 EXIT_MCP_SERVER = 6
 EXIT_SESSION_OPTION = 7
 EXIT_QUESTION = 8
+EXIT_CONFLICT = 9
 #: The code ``timeout(1)`` exits with when its command ran out of time.
 EXIT_TIMEOUT = 124
 #: A signal stopped the command: 128 + its number, as a shell reports a command it killed.

@@ -46,6 +46,7 @@ from ..replay import (
     RecordedTerminals,
     RequestKey,
     recorded_answers,
+    recorded_checkpoints,
     recorded_disk,
     request_key,
     seed_workspace,
@@ -206,6 +207,9 @@ async def replay_live(
                 # The replay agent edits nothing: the files read around edits are those the
                 # capture's client read, if it recorded them.
                 disk_patches=recorded_disk(capture, workspace) if read.disk else False,
+                # Nor does it change the folder: the checkpoints are those the capture's
+                # client took, played back where it took them.
+                checkpoints=recorded_checkpoints(capture, workspace) if read.checkpoints else False,
                 observe=player.observe,
                 terminals=terminals,
                 unstable=True,  # a capture's client may have forked a session

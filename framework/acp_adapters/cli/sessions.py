@@ -1,15 +1,18 @@
 """``acp-adapters sessions``: the named sessions (threads) of a store.
 
-``list`` shows them, ``show NAME`` prints one's timeline, ``export NAME`` writes its event
-log as a capture that ``replay`` reads, ``delete NAME`` forgets it. ``--store PATH_OR_URL``
+``list`` shows them, ``show NAME`` prints one's timeline, ``patch NAME`` a turn's change of
+the files as one patch and ``revert NAME`` undoes it, ``export NAME`` writes its event log
+as a capture that ``replay`` reads, ``delete NAME`` forgets it. ``--store PATH_OR_URL``
 names the store (a SQLite file, a ``postgresql://`` URL); by default the SQLite file in the
 user's data folder (``ACP_ADAPTERS_STORE`` overrides it), as ``run -s NAME`` uses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import sys
 from typing import Any
 
 import anyio
@@ -20,8 +23,16 @@ from .. import _json
 from ..capture.recorder import CaptureRecorder
 from ..store.base import Store, Thread
 from ..store.open import default_store, open_store
+from ..store.patches import (
+    FileTurn,
+    MissingEvidence,
+    RevertConflict,
+    revert_turn,
+    thread_turn_files,
+    turn_patch,
+)
 from ..timeline.items import TimelineItem
-from .errors import EXIT_USAGE, Failure
+from .errors import EXIT_CONFLICT, EXIT_USAGE, Failure
 from .render import Renderer, printable
 from .rows import dumps, item_rows
 
@@ -159,6 +170,122 @@ def export(name: str, store: str | None, output: str) -> None:
     finally:
         marks.close()
     del output
+
+
+async def _turn_of(opened: Store, thread: Thread, turn: int | None) -> int:
+    """The turn asked for, checked; by default the thread's last."""
+    turns = [t.index for t in await opened.turns(thread.id)]
+    if not turns:
+        raise Failure(f"the session {thread.name!r} has no turn yet", EXIT_USAGE)
+    if turn is None:
+        return max(turns)
+    if turn not in turns:
+        raise Failure(
+            f"the session {thread.name!r} has no turn {turn} (its turns: 1 to {max(turns)})",
+            EXIT_USAGE,
+        )
+    return turn
+
+
+def _turn_option(function: Any) -> Any:
+    return click.option(
+        "--turn",
+        type=click.IntRange(min=1),
+        metavar="N",
+        help="The turn (from 1; default: the last).",
+    )(function)
+
+
+def _name_in(path: str, cwd: str) -> str:
+    """A path by its name in the session's folder (as it is, when it is not in it)."""
+    for folder in dict.fromkeys((cwd, os.path.realpath(cwd))):
+        if path.startswith(folder.rstrip("/") + "/"):
+            return path[len(folder.rstrip("/")) + 1 :]
+    return path
+
+
+def _relative(change: FileTurn, cwd: str) -> FileTurn:
+    return dataclasses.replace(change, path=_name_in(change.path, cwd))
+
+
+def _file_row(change: FileTurn) -> dict[str, Any]:
+    return {
+        "path": change.path,
+        "operation": change.operation,
+        "before": change.before_state.model_dump(mode="json") if change.before_state else None,
+        "after": change.after_state.model_dump(mode="json") if change.after_state else None,
+        "checkpointed": change.checkpointed,
+    }
+
+
+@sessions.command()
+@click.argument("name")
+@_store_option
+@_turn_option
+@click.option("--format", "output", type=click.Choice(["text", "json"]), default="text")
+def patch(name: str, store: str | None, turn: int | None, output: str) -> None:
+    """What a turn changed in the files, as one unified patch (from its checkpoints: every
+    file, whoever changed it)."""
+
+    async def read(opened: Store) -> tuple[Thread, int, list[FileTurn]]:
+        thread = await _thread(opened, name)
+        index = await _turn_of(opened, thread, turn)
+        try:
+            return thread, index, await thread_turn_files(opened, thread.id, index)
+        except MissingEvidence as error:
+            raise Failure(str(error)) from None
+
+    thread, index, files = _run(read, store)
+    if output == "json":
+        rows = {"turn": index, "files": [_file_row(f) for f in files], "patch": turn_patch(files)}
+        click.echo(_json.dumps(rows))
+        return
+    if not files:
+        click.echo(f"turn {index} changed no file")
+        return
+    # The session's folder's files by their names in it: `patch -p0` applies it there.
+    text = turn_patch([_relative(f, thread.cwd) for f in files])
+    if sys.stdout.isatty():
+        # On a terminal, the agent's text escaped (no control sequence of its reaches it).
+        click.echo("\n".join(Renderer().patch(text)))
+    else:
+        click.echo(text, nl=False)  # piped: the patch as it is, for patch(1) or git apply
+
+
+@sessions.command()
+@click.argument("name")
+@_store_option
+@_turn_option
+@click.option("--dry-run", is_flag=True, help="Say what would be written; write nothing.")
+def revert(name: str, store: str | None, turn: int | None, dry_run: bool) -> None:
+    """Undo what a turn changed in the files, hunk by hunk: later edits are kept; a hunk a
+    later edit touched is a conflict (exit 9), and then nothing is written."""
+
+    async def undo(opened: Store) -> tuple[Thread, int, list[str]]:
+        thread = await _thread(opened, name)
+        index = await _turn_of(opened, thread, turn)
+        try:
+            return thread, index, await revert_turn(opened, thread.id, index, dry_run=dry_run)
+        except RevertConflict as error:
+            lines = [
+                dataclasses.replace(c, path=_name_in(c.path, thread.cwd)).describe()
+                for c in error.conflicts
+            ]
+            raise Failure(
+                f"turn {index} cannot be undone, nothing was written: " + "; ".join(lines),
+                EXIT_CONFLICT,
+            ) from None
+        except MissingEvidence as error:
+            raise Failure(str(error)) from None
+
+    thread, index, written = _run(undo, store)
+    verb = "would write" if dry_run else "wrote"
+    if not written:
+        click.echo(f"turn {index}: nothing to undo (the files hold what it started with)")
+        return
+    for path in written:
+        click.echo(f"{verb} {printable(_name_in(path, thread.cwd))}")
+    click.echo(f"turn {index} {'would be' if dry_run else 'is'} undone: {len(written)} files")
 
 
 @sessions.command()

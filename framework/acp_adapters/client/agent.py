@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
-from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, DiskLine, disk_read, request_key
+from ..capture.format import (
+    AGENT_TO_CLIENT,
+    CLIENT_TO_AGENT,
+    DiskLine,
+    change_line,
+    checkpoint_line,
+    disk_read,
+    request_key,
+)
 from ..errors import (
     AcpAdaptersError,
     AuthenticationRequiredError,
@@ -250,9 +258,10 @@ class Agent:
 
     def saw(self, direction: str, payload: Any) -> None:
         """One event of the connection's traffic: ``("out" | "in", message)`` as the
-        connection writes or takes in a message, ``("raw", text)``, ``("disk", read)`` and
-        ``("exit", {"code", "stderr"})``. Each session's traffic reader projects what is
-        its own, then the observers (a recording) see it."""
+        connection writes or takes in a message, ``("raw", text)``, ``("disk", read)``,
+        ``("checkpoint", taken)``, ``("change", found)`` and ``("exit", {"code",
+        "stderr"})``. Each session's traffic reader projects what is its own, then the
+        observers (a recording) see it."""
         at = time.time()
         readers = [session.traffic for session in self.sessions]
         if direction in ("out", "in"):
@@ -264,6 +273,14 @@ class Agent:
             if isinstance(read, DiskLine):
                 for reader in readers:
                     reader.disk(read, at)
+        elif direction == "checkpoint":
+            taken = checkpoint_line(payload)
+            for reader in readers if taken is not None else ():
+                reader.checkpoint(taken, at)  # type: ignore[arg-type]
+        elif direction == "change":
+            found = change_line(payload)
+            for reader in readers if found is not None else ():
+                reader.change(found, at)  # type: ignore[arg-type]
         elif direction == "exit":
             code, stderr = payload.get("code"), str(payload.get("stderr", ""))
             for reader in readers:

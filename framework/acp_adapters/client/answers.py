@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import count
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -35,13 +35,20 @@ from ..plugin.permissions import (
     kind_rank,
 )
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
-from ..runtime import ToolCall
+from ..runtime import DiffV1, ToolCall
 from ..runtime.commands import command_argv, command_line
 from ..runtime.paths import tool_call_paths
 from ..timeline.items import FileChangeItem
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
-from .workspace import FORBIDDEN, RESOURCE_NOT_FOUND, MissingFileRead, Workspace
+from .workspace import (
+    FORBIDDEN,
+    RESOURCE_NOT_FOUND,
+    Expected,
+    Identity,
+    MissingFileRead,
+    Workspace,
+)
 
 if TYPE_CHECKING:
     from .session import Session
@@ -91,6 +98,47 @@ class _Grant:
     tool_call_id: str
     paths: tuple[str, ...] = ()
     command: str | None = None
+    #: Each file an allowed edit names, as it was when allowed (by its path, resolved).
+    files: dict[str, _Approved] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Approved:
+    """A file as the application allowed an edit of it: the file behind its name then
+    (None: there was none), and, where the question carried the edit, what it leads to."""
+
+    identity: Identity | None
+    result: str | None = None
+    #: Whether ``result`` is known (an edit whose outcome could be worked out).
+    bound_to_result: bool = False
+
+    def covers(self, identity: Identity | None, content: str) -> str | None:
+        """Why a write of ``content`` to the file now ``identity`` is not what was allowed;
+        None when it is."""
+        if identity != self.identity:
+            return "another file is behind the name than the one allowed"
+        if self.bound_to_result and content != self.result:
+            return "the content is not what the allowed edit gives"
+        return None
+
+
+def _approved_result(call: ToolCall, path: str, current: str | None, resolve: Any) -> str | None:
+    """The content the edits a tool call proposes for ``path`` give, from ``current`` (None:
+    not known, or the edit does not apply to it)."""
+    text = current
+    found = False
+    for item in call.content or call.diffs_proposed:
+        if not isinstance(item, DiffV1) or resolve(item.path) != path:
+            continue
+        found = True
+        old = item.old_text
+        if old is None or (old == "" and not text) or (text is not None and text == old):
+            text = item.new_text
+        elif text is not None and old and text.count(old) == 1:
+            text = text.replace(old, item.new_text, 1)
+        else:
+            return None
+    return text if found else None
 
 
 class AgentRequests:
@@ -124,6 +172,8 @@ class AgentRequests:
         self._cancelled_turn: int | None = None
         #: Disk reads made around edit tool calls: tool call id -> path -> phases read.
         self._disk_seen: dict[str, dict[str, set[str]]] = {}
+        #: The tool calls whose completion the checkpoints looked at.
+        self._checkpointed: set[str] = set()
         #: Allowed by the application through a permission request, not yet used.
         self._grants: list[_Grant] = []
         self._actions = count(1)
@@ -159,7 +209,7 @@ class AgentRequests:
                 return
             # The traffic reader projected it as the connection took it in.
             session.caught_up_if_due()
-            if self._disk_patches:
+            if self._disk_patches or session.checkpoints:
                 await self._observe_disk()
             if session.projector.state.turn_state.state == "idle" and session.version == 2:
                 session._idle.set()
@@ -215,9 +265,11 @@ class AgentRequests:
         named = [view.resolve(path) for path in tool_call_paths(call)]
         seen = self._disk_seen.setdefault(call.id, {})
         finished = call.status in ("completed", "failed", "cancelled")
-        for path in list(dict.fromkeys([*seen, *named]))[:DISK_PATHS]:
+        paths = list(dict.fromkeys([*seen, *named]))[:DISK_PATHS]
+        completing = call.status == "completed" and call.id not in self._checkpointed
+        for path in paths:
             phases = seen.setdefault(path, set())
-            if not self.session.workspace.contains(path):
+            if not self._disk_patches or not self.session.workspace.contains(path):
                 continue
             if not finished and not phases:
                 phases.add("before")
@@ -225,6 +277,11 @@ class AgentRequests:
             elif call.status == "completed" and "after" not in phases:
                 phases.add("after")
                 await self._disk_read(call.id, path, "after")
+        if completing:
+            # The checkpoints' word on the files it names: before (the turn's start, or the
+            # last tool call that completed with them) and now.
+            self._checkpointed.add(call.id)
+            await self.session.tool_call_checkpoint(call.id, paths)
 
     async def _read_known(self, path: str) -> tuple[bool, str | None]:
         """A file as the disk holds it now, for a true patch: ``(True, text)``, ``(True,
@@ -395,14 +452,36 @@ class AgentRequests:
         elif call.kind in EDIT_KINDS:  # a read, a search, a fetch allows no write
             paths = tuple(tool_call_paths(call))
             if paths:
-                self._grants.append(_Grant("write", call.id, paths=paths))
+                self._grants.append(_Grant("write", call.id, paths=paths, files=self._as_now(call)))
+
+    def _as_now(self, call: ToolCall) -> dict[str, _Approved]:
+        """Each file an allowed edit names, as it is now: the grant binds to these files
+        (their identity: device and inode of the real path) and, where the edit's outcome
+        can be worked out, to it."""
+        view = self.session.projector.state.view()
+        workspace = self.session.workspace
+        found: dict[str, _Approved] = {}
+        for named in tool_call_paths(call)[: DISK_PATHS * 4]:
+            path = view.resolve(named)
+            current = workspace.read_confined(path, DISK_READ_LIMIT)
+            result = _approved_result(call, path, current, view.resolve)
+            found[path] = _Approved(workspace.identity(path), result, result is not None)
+        return found
 
     def _use_grant(
-        self, kind: Literal["command", "write"], owner: str | None, what: tuple[str, ...]
-    ) -> bool:
+        self,
+        kind: Literal["command", "write"],
+        owner: str | None,
+        what: tuple[str, ...],
+        *,
+        content: str | None = None,
+    ) -> Expected | bool:
         """Whether an allowed permission covers this action, and use it up: the action's
         tool call (``owner``) must be the granted one, still unfinished; a command must be
-        the one its tool call said it would run, a write one of its paths."""
+        the one its tool call said it would run; a write one of its paths, of the file that
+        was there when it was allowed (none, for a new one), with the content the allowed
+        edit gives (where that was known). A covered write gives what it must still find
+        when it writes (:class:`Expected`)."""
         state = self.session.projector.state
         for grant in self._grants:
             if grant.kind != kind or grant.tool_call_id != owner:
@@ -413,8 +492,24 @@ class AgentRequests:
                 continue
             if kind == "command" and grant.command is not None and grant.command not in what:
                 continue
+            bound: Expected | bool = True
+            if kind == "write":
+                path = state.view().resolve(what[0])
+                approved = grant.files.get(path)
+                if approved is not None:
+                    now = self.session.workspace.identity(path)
+                    why = approved.covers(now, content or "")
+                    if why is not None:
+                        self.session.problems.append(
+                            Problem("grant_changed", f"{path[:200]}: {why}: asked again")
+                        )
+                        continue
+                    identity = approved.identity
+                    bound = (
+                        Expected(absent=True) if identity is None else Expected(identity=identity)
+                    )
             self._grants.remove(grant)
-            return True
+            return bound
         return False
 
     async def _ask_application(self, query: PermissionQuery) -> PermissionDecision:
@@ -527,6 +622,7 @@ class AgentRequests:
                 raise
             real, inside = str(path), False
         owner = session.projector.reducer.writer_of(str(path))
+        granted = self._use_grant("write", owner, (str(path), real), content=content)
         action = ClientAction(
             kind="write",
             path=real,
@@ -535,7 +631,7 @@ class AgentRequests:
             if self._reads_patches() and inside
             else None,
             tool_call=self._judged(session.projector.state.tool_calls.get(owner or "")),
-            approved=self._use_grant("write", owner, (str(path), real)),
+            approved=granted is not False,
         )
         allowed, why = await self._decide(action)
         if not allowed:
@@ -544,7 +640,9 @@ class AgentRequests:
             # The file before it is written: a write through the client always has its
             # before and its after (the traffic reader sees the write as it is answered).
             await self._disk_read(owner, real, "write")
-        session.workspace.write_text(path, content)
+        # Allowed with its tool call: bound to the file allowed, up to the write itself.
+        bound = granted if isinstance(granted, Expected) and action.approved else None
+        session.workspace.write_text(path, content, expected=bound)
         return {}
 
     def _may_ask(self) -> bool:
@@ -598,7 +696,7 @@ class AgentRequests:
             cwd=where,
             env_names=names,
             tool_call=self._judged(projector.state.tool_calls.get(announced or "")),
-            approved=self._use_grant("command", announced, _command_forms(words, line)),
+            approved=self._use_grant("command", announced, _command_forms(words, line)) is True,
         )
         allowed, why = await self._decide(action)
         if not allowed:

@@ -64,7 +64,7 @@ from ..projection.projector import Projector
 from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..registry.launch import base_environment
-from ..runtime import CONTENT_BUDGET, SessionState
+from ..runtime import CONTENT_BUDGET, CheckpointMark, SessionState
 from ..store.base import Store, StoreError, Thread, ThreadNotFound
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
@@ -74,6 +74,7 @@ from ..transport.jsonrpc import (
     DEFAULT_MAX_PENDING_REQUESTS,
 )
 from ..transport.process import become_subreaper
+from ..workspace.objects import CheckpointError
 from .agent import CLIENT_INFO, Agent, SessionPage, auth_required
 from .answers import (
     AgentRequests,
@@ -84,6 +85,12 @@ from .answers import (
 )
 from .auth import AuthMethod, LoginCallback
 from .capabilities import check_prompt
+from .checkpointing import (
+    Checkpointing,
+    CheckpointTaker,
+    LiveCheckpoints,
+    render_batch,
+)
 from .mcp import McpServer, as_servers, wire_servers
 from .persistence import COMMIT_INTERVAL, StoreErrorCallback, ThreadWriter, reopened
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
@@ -188,6 +195,8 @@ class SessionSettings:
     terminals: TerminalFactory
     content_budget: int
     mcp_servers: tuple[McpServer, ...] = ()
+    #: How the session checkpoints its folders (None: it does not).
+    checkpoints: Checkpointing | CheckpointTaker | None = None
 
     @property
     def session_policy(self) -> Policy:
@@ -284,6 +293,9 @@ class Session:
         self.restored_turns: list[TurnStream[ItemChange]] = []
         #: What ends the streams of :meth:`changes` (when the session closes or the agent goes).
         self._watchers: list[Callable[[], None]] = []
+        #: What takes the session's checkpoints of its folders (None: it takes none).
+        self._checkpointer = self._checkpoint_taker(settings.checkpoints)
+        self._checkpointing = anyio.Lock()
 
     def _other_ids(self) -> set[str]:
         return {
@@ -360,11 +372,113 @@ class Session:
     # --- the traffic ---------------------------------------------------------------------------
 
     def saw(self, direction: str, payload: Any) -> None:
-        """One event of this session's making (a ``disk`` read around one of its edits):
-        the connection's traffic, with the session it is for."""
-        if direction == "disk" and isinstance(payload, dict) and self.session_id is not None:
+        """One event of this session's making (a ``disk`` read around one of its edits, a
+        checkpoint and its changes): the connection's traffic, with the session it is for."""
+        own = direction in ("disk", "checkpoint", "change")
+        if own and isinstance(payload, dict) and self.session_id is not None:
             payload = {**payload, "sessionId": self.session_id}
         self.agent.saw(direction, payload)
+
+    # --- checkpoints ---------------------------------------------------------------------
+
+    def _checkpoint_taker(
+        self, given: Checkpointing | CheckpointTaker | None
+    ) -> CheckpointTaker | None:
+        if given is None or not isinstance(given, Checkpointing):
+            return given
+        try:
+            return LiveCheckpoints(self.workspace.roots, given)
+        except (CheckpointError, OSError) as error:
+            # The session goes on without checkpoints (its patches from the other evidence).
+            self.agent.problems.append(Problem("checkpoint", f"no checkpoints: {error}"))
+            return None
+
+    @property
+    def checkpoints(self) -> bool:
+        """Whether the session checkpoints its folders."""
+        return self._checkpointer is not None
+
+    async def _checkpoint(self, kind: str, *args: Any) -> dict[str, Any] | None:
+        """Take one checkpoint (``kind``: what the taker is told) in a worker thread, and send
+        its lines into the traffic; its ``checkpoint`` line, or None."""
+        taker = self._checkpointer
+        if taker is None:
+            return None
+        async with self._checkpointing:
+            try:
+                # The first look at the folders may read every file: a session that ends
+                # meanwhile does not wait for it (the others wait their turn anyway).
+                lines = await anyio.to_thread.run_sync(
+                    getattr(taker, kind), *args, abandon_on_cancel=kind == "opened"
+                )
+            except (CheckpointError, OSError) as error:
+                self.agent.problems.append(Problem("checkpoint", f"{kind}: {error}"[:500]))
+                return None
+            if lines is None:
+                return None
+            head: dict[str, Any] = lines[0]
+            pending = lines[1]
+            self.saw("checkpoint", head)
+            start = 0
+            while start < len(pending):
+                batch, start = await anyio.to_thread.run_sync(render_batch, taker, pending, start)
+                for line in batch:
+                    self.saw("change", line)
+            return head
+
+    async def checkpoint(self) -> CheckpointMark:
+        """Take a checkpoint of the session's folders now (it changes no turn's patches).
+
+        :raises CheckpointError: the session takes no checkpoints, or this one failed.
+        """
+        if self._checkpointer is None:
+            raise CheckpointError("this session takes no checkpoints (connect(checkpoints=...))")
+        head = await self._checkpoint("request", self.projector.state.turn)
+        if head is None:
+            problem = next((p for p in reversed(self.problems) if p.kind == "checkpoint"), None)
+            raise CheckpointError(problem.detail if problem else "the checkpoint failed")
+        return CheckpointMark(
+            id=head["id"],
+            reason=head["reason"],
+            turn=head["turn"],
+            files=head["files"],
+            notes=tuple(head["notes"]),
+        )
+
+    async def restore(self, checkpoint_id: str, *, dry_run: bool = False) -> list[str]:
+        """Put the session's folders back as checkpoint ``checkpoint_id`` (one of
+        ``session.timeline.state.checkpoints``, or :meth:`checkpoint`'s) had them: every file
+        that differs now is written, removed, linked or given its mode again, through writes
+        that follow no link (what the checkpoints leave out is left as it is). The paths
+        written (with ``dry_run``, those that would be).
+
+        :raises CheckpointError: the session takes no checkpoints of its folders, the store
+            does not hold that checkpoint, or files cannot be put back (each named; nothing
+            was written).
+        """
+        taker = self._checkpointer
+        if not isinstance(taker, LiveCheckpoints):
+            raise CheckpointError("this session takes no checkpoints of its folders")
+        checkpoints = taker.checkpoints
+
+        def work() -> list[str]:
+            with taker.lock:
+                record = checkpoints.store.checkpoint(checkpoint_id)
+                done = checkpoints.restore(record, dry_run=dry_run)
+            if done.conflicts:
+                raise CheckpointError(
+                    "cannot restore the checkpoint, nothing was written: "
+                    + "; ".join(conflict.describe() for conflict in done.conflicts)
+                )
+            return [action.path for action in done.actions]
+
+        async with self._checkpointing:
+            return await anyio.to_thread.run_sync(work)
+
+    async def tool_call_checkpoint(self, tool_call_id: str, paths: Sequence[str]) -> None:
+        """A tool call completed: what the files it names are now, against what they were."""
+        if self._checkpointer is not None and not self.projector.replaying:
+            await self._checkpoint("tool_call", self.projector.state.turn, tool_call_id, paths)
 
     # --- the connection's ------------------------------------------------------------------------
 
@@ -484,6 +598,10 @@ class Session:
             )
         # What came with the answer (a replayed history) is in the timeline now.
         self._catch_up()
+        if self._checkpointer is not None and self.agent.task_group is not None:
+            # The first look at the folders (the longest) runs while the application and
+            # the agent get ready; the turn's start waits for it.
+            self.agent.task_group.start_soon(self._checkpoint, "opened")
         return result
 
     async def new_session(
@@ -752,25 +870,40 @@ class Session:
         state = self.projector.state
         index = state.turn + 1  # the turn the prompt starts as it is sent
         self._idle = anyio.Event()
+        # The folders as the turn starts: every file's true before.
+        await self._checkpoint("turn_started", index)
         try:
             await self._request(
                 "session/prompt", {"sessionId": self.session_id, "prompt": blocks}, meta
             )
+            if self.version == 2 and not self._turn_idle():
+                await self._idle.wait()
+                if self.agent.closed and not self._turn_idle():
+                    raise self.agent.gone or ConnectionClosed(
+                        "the agent closed its output mid-turn",
+                        self.process.exit_status,
+                        self.stderr,
+                    )
         except RpcError as error:
+            await self._turn_checkpoint(index)
             if auth_required(error):
                 raise AuthenticationRequiredError(error.message, self.auth_methods) from error
             raise
-        if self.version == 2 and not self._turn_idle():
-            await self._idle.wait()
-            if self.agent.closed and not self._turn_idle():
-                raise self.agent.gone or ConnectionClosed(
-                    "the agent closed its output mid-turn", self.process.exit_status, self.stderr
-                )
+        except Exception:
+            await self._turn_checkpoint(index)
+            raise
+        await self._turn_checkpoint(index)
         return Turn(
             index=index,
             stop_reason=state.turn_state.stop_reason,
             items=[item for item in self.projector.timeline() if item.turn == index],
         )
+
+    async def _turn_checkpoint(self, index: int) -> None:
+        """The turn ended (or failed): what changed in the folders that no tool call said."""
+        if self._checkpointer is not None and self.projector.state.turn == index:
+            with anyio.CancelScope(shield=True):
+                await self._checkpoint("turn_ended", index)
 
     async def _reconnect(self) -> None:
         """The agent went away: start it again and open this session on it (resumed, else
@@ -988,6 +1121,7 @@ async def connect(
     commit_interval: float = COMMIT_INTERVAL,
     run_queued: bool = True,
     reconnect: bool | None = None,
+    checkpoints: bool | Checkpointing | CheckpointTaker | None = None,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -1061,6 +1195,13 @@ async def connect(
         ``load``, ``resume``): :class:`McpServer` values, or ``mcpServers`` entries with
         their ``name``. Each must be of a transport the agent takes (stdio; http and sse when
         its capabilities say so), else :class:`~acp_adapters.errors.McpServerError`.
+    :param checkpoints: checkpoint the session's folders (the true before and after of every
+        file, whoever wrote it: see docs/sessions.md): as the session opens, at each turn's
+        start and end, as each edit tool call completes, and on ``session.checkpoint()``.
+        ``True`` or a :class:`~acp_adapters.client.checkpointing.Checkpointing` (where the
+        store is, what to leave out, the caps); ``False`` takes none. Default: on when
+        ``disk_patches`` is ``True``. A replay gives the capture's
+        (:class:`~acp_adapters.client.checkpointing.RecordedCheckpoints`).
     :param content_budget: how much file content (characters) the session keeps for true
         patches; past it the oldest contents are let go (see docs/security.md).
     :param max_terminals: how many terminals the agent may have at once (not yet released)
@@ -1090,6 +1231,13 @@ async def connect(
     agent_env = {**inherited, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
     the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
+    if checkpoints is None:
+        checkpoints = disk_patches is True
+    taker: Checkpointing | CheckpointTaker | None
+    if isinstance(checkpoints, bool):
+        taker = Checkpointing() if checkpoints else None
+    else:
+        taker = checkpoints
     settings = SessionSettings(
         workspace=workspace,
         policy=the_policy,
@@ -1100,6 +1248,7 @@ async def connect(
         terminals=terminals or partial(Terminals, max_terminals=max_terminals),
         content_budget=content_budget,
         mcp_servers=tuple(as_servers(mcp_servers)),
+        checkpoints=taker,
     )
     if not 0 <= commit_interval <= 3600:  # also refuses nan
         raise ValueError(f"commit_interval is from 0 to 3600 seconds, not {commit_interval!r}")

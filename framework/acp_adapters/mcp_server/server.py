@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
+import anyio
 import pluggy
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter
 
+from ..diff import DEFAULT_MAX_EDITS
 from ..plugin.manager import get_plugin_manager
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.text import DEFAULT_MAX_CHARS, timeline_text
@@ -140,8 +142,9 @@ def create_server(store: Store, *, pm: pluggy.PluginManager | None = None) -> MC
         thread: Annotated[str, Field(description="The thread's id or name.")],
         turn: Annotated[int, Field(ge=1, description="The turn's number, from 1.")],
     ) -> dict[str, Any]:
-        """What a turn did to the files, as one unified patch (each file from its first text
-        before the turn to its last after)."""
+        """What a turn did to the files, as one unified patch (each file from the turn's
+        start checkpoint to its end; a file rewritten past the edit cap has a line saying
+        its patch was left out), with each file's operation."""
         found = await find(thread)
         turns = await store.turns(found.id)
         if not any(t.index == turn for t in turns):
@@ -150,7 +153,15 @@ def create_server(store: Store, *, pm: pluggy.PluginManager | None = None) -> MC
             files = await thread_turn_files(store, found.id, turn)
         except MissingEvidence as error:
             raise ToolError(str(error)) from None
-        return {"patch": _turn_patch(files), "files": [f.path for f in files]}
+        # Off the event loop, and capped: one client's large patch never stalls another.
+        text = await anyio.to_thread.run_sync(
+            lambda: _turn_patch(files, max_edits=DEFAULT_MAX_EDITS)
+        )
+        return {
+            "patch": text,
+            "files": [f.path for f in files],
+            "operations": {f.path: f.operation for f in files},
+        }
 
     return server
 

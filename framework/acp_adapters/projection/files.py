@@ -25,14 +25,23 @@ from ..diff.limits import DiffLimits
 from ..diff.stats import patch_stats
 from ..diff.unified import DEV_NULL
 from ..runtime import (
+    CheckpointedFile,
     DiffV1,
     DiffV2,
+    FileSide,
     SessionView,
     ToolCall,
     ToolContent,
     tool_call_paths,
 )
-from ..timeline.items import FileChangeItem, ItemStatus, PatchSource
+from ..timeline.items import (
+    FileChangeItem,
+    FileSides,
+    FileVersion,
+    ItemStatus,
+    PatchOmittedReason,
+    PatchSource,
+)
 
 
 def count_changes(patch: str | None) -> tuple[int, int]:
@@ -337,3 +346,148 @@ def file_contents_from_known(tool_call: ToolCall, session: SessionView) -> DiskC
         else:
             unplaced.append(path)
     return DiskContents(files, unplaced)
+
+
+# --- the workspace's checkpoints ------------------------------------------------------------
+
+#: How bad a file's missing patch is, worst first: the item says the worst.
+_REASONS: tuple[PatchOmittedReason, ...] = ("capped", "binary", "too_large", "not_kept")
+
+
+def file_version(side: FileSide | None) -> FileVersion | None:
+    """A checkpoint's side of a file as the timeline shows it (its mode as git writes it)."""
+    if side is None:
+        return None
+    named = side.oid is not None and not side.oid.startswith("stat-")
+    return FileVersion(
+        kind=side.kind,
+        mode=f"{0o120000:o}" if side.kind == "link" else f"{0o100000 | (side.mode & 0o7777):o}",
+        size=side.size,
+        sha256=side.oid if named else None,
+        binary=side.binary,
+        target=side.target,
+        omitted=side.omitted,
+    )
+
+
+def _side_text(
+    side: FileSide | None, text: str | None
+) -> tuple[str | None, PatchOmittedReason | None]:
+    """The text a side gives the patch ("" for no file), or why it has none."""
+    if side is None:
+        return "", None
+    if side.kind == "link":
+        return (side.target, None) if side.target is not None else (None, "not_kept")
+    if side.binary:
+        return None, "binary"
+    if side.omitted in ("too_large", "total_cap", "unhashed"):
+        return None, "too_large"
+    if text is None:
+        return None, "not_kept"
+    return text, None
+
+
+def checkpoint_operation(change: CheckpointedFile) -> str:
+    """What happened to a path: ``add``, ``delete``, ``move`` or ``modify``."""
+    if change.before is None:
+        return "move" if change.moved_from is not None else "add"
+    if change.after is None:
+        return "delete"
+    return "move" if change.moved_from is not None else "modify"
+
+
+def file_change_from_checkpoint(
+    tool_call: ToolCall,
+    files: Sequence[CheckpointedFile],
+    *,
+    limits: DiffLimits | None = None,
+    status: ItemStatus = "completed",
+    note: str | None = None,
+) -> FileChangeItem:
+    """A ``file_change`` item from what the workspace's checkpoints found of each file: its
+    patch (as jsdiff writes it, capped as the built-in diff hook caps it; a link's target
+    as its text), each path's operation, and both sides (``checkpoint``). A binary file, or
+    one over the caps, has no text patch: ``diff_omitted_reason`` says so."""
+    limits = limits or DiffLimits()
+    patches: list[str] = []
+    reasons: list[PatchOmittedReason] = []
+    operations: dict[str, str] = {}
+    moved_from: dict[str, str] = {}
+    sides: dict[str, FileSides] = {}
+    for change in files:
+        path = change.path
+        operations[path] = checkpoint_operation(change)
+        if change.moved_from is not None:
+            moved_from[path] = change.moved_from
+        sides[path] = FileSides(
+            before=file_version(change.before), after=file_version(change.after)
+        )
+        same = change.before is not None and change.before.same(change.after)
+        if same or (change.before is None and change.after is None):
+            reasons.append("unchanged")  # its content did not change (a move, or nothing)
+            continue
+        old, old_missing = _side_text(change.before, change.old_text)
+        new, new_missing = _side_text(change.after, change.new_text)
+        missing = old_missing or new_missing
+        if missing == "not_kept" and "binary" in (old_missing, new_missing):
+            missing = "binary"
+        if old is None or new is None:
+            reasons.append(missing or "not_kept")
+            continue
+        if old == new:
+            reasons.append("unchanged")
+            continue
+        old_name = DEV_NULL if change.before is None else (change.moved_from or path)
+        new_name = DEV_NULL if change.after is None else path
+        text = unified_diff(
+            old_name, new_name, old, new, max_edits=limits.max_edits if old and new else None
+        )
+        if text is None:
+            reasons.append("capped")
+        else:
+            patches.append(text)
+    patch = "\n".join(patches) if patches else None
+    worst = next((r for r in _REASONS if r in reasons), None)
+    reason: PatchOmittedReason | None = worst if patch is not None else (worst or "unchanged")
+    additions, deletions = count_changes(patch)
+    return FileChangeItem(
+        status=status,
+        title=tool_call.title,
+        tool_kind=tool_call.kind,
+        paths=tuple(operations),
+        operations=operations,
+        moved_from=moved_from,
+        diff_str=patch,
+        diff_omitted_reason=reason,
+        additions=additions,
+        deletions=deletions,
+        patch_source="checkpoint",
+        patch_note=note,
+        checkpoint=sides,
+    )
+
+
+def checkpointed_files(tool_call: ToolCall, session: SessionView) -> list[CheckpointedFile] | None:
+    """What the checkpoint taken as ``tool_call`` completed says of its files: the ones that
+    changed, and the ones its diffs name (unchanged too: the checkpoint says so). None when
+    no checkpoint covers it, or one of the files its diffs name is not covered (outside the
+    session's folders, left out by the ignore rules): the other evidence stands then."""
+    found = session.checkpointed(tool_call.id)
+    if not found:
+        return None
+    covered = {f.path for f in found} | {f.moved_from for f in found if f.moved_from}
+    named = list(fragments_by_path(tool_call, session))
+    for item in tool_call.content:
+        if isinstance(item, DiffV2):
+            named.extend(session.resolve(c.path) for c in item.changes if c.path)
+    if any(path not in covered for path in named):
+        return None
+    wanted = set(named)
+    changed = [
+        f
+        for f in found
+        if f.moved_from is not None
+        or not (f.before.same(f.after) if f.before is not None else f.after is None)
+        or f.path in wanted
+    ]
+    return changed or list(found)

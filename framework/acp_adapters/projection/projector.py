@@ -16,16 +16,19 @@ from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from ..capture.format import ChangeLine, CheckpointLine, FileSide
 from ..errors import PluginError
 from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider
 from ..protocol import v1, v2
-from ..runtime import Change, Reducer, SessionState, ToolCall
+from ..runtime import Change, CheckpointMark, PathChange, Reducer, SessionState, ToolCall
+from ..runtime import FileSide as RuntimeSide
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
     CommandExecutionItem,
     ErrorItem,
+    FileChangeItem,
     ItemBase,
     ItemStatus,
     NoticeItem,
@@ -35,8 +38,28 @@ from ..timeline.items import (
     TimelineItem,
     UserMessageItem,
 )
-from .files import FileContents, file_change_from_contents
+from .files import (
+    FileContents,
+    checkpoint_operation,
+    checkpointed_files,
+    file_change_from_checkpoint,
+    file_change_from_contents,
+    with_proposed_diffs,
+)
 from .timeline import Timeline
+
+#: What of a file_change the checkpoints say: the patch and every fact of the files.
+_PATCH_FIELDS = (
+    "paths",
+    "operations",
+    "moved_from",
+    "diff_str",
+    "diff_omitted_reason",
+    "additions",
+    "deletions",
+    "patch_source",
+    "checkpoint",
+)
 
 _NEW_SESSION: dict[int, TypeAdapter[Any]] = {
     1: TypeAdapter(v1.NewSessionResponse),
@@ -208,6 +231,34 @@ class Projector:
             self.reducer.apply_disk_snapshot(tool_call_id, path, content, after=after, known=known)
         )
 
+    def checkpoint_taken(self, taken: CheckpointLine, at: float) -> None:
+        """The client took a checkpoint of the session's folders."""
+        self._now = at
+        mark = CheckpointMark(
+            id=taken.id,
+            reason=taken.reason,
+            turn=taken.turn,
+            tool_call_id=taken.tool_call_id,
+            files=taken.files,
+            notes=taken.notes,
+        )
+        self._apply(self.reducer.apply_checkpoint(mark))
+
+    def path_changed(self, found: ChangeLine, at: float) -> None:
+        """A checkpoint found a path changed (or, for a tool call, as it was)."""
+        self._now = at
+        change = PathChange(
+            path=found.path,
+            moved_from=found.moved_from,
+            before=_runtime_side(found.before),
+            after=_runtime_side(found.after),
+            tool_call_id=found.tool_call_id,
+            checkpoint=found.checkpoint,
+        )
+        old = found.before.text if found.before is not None else None
+        new = found.after.text if found.after is not None else None
+        self._apply(self.reducer.apply_path_change(change, old, new))
+
     def command_started(
         self, terminal_id: str, command: str | None, cwd: str | None, at: float
     ) -> None:
@@ -277,6 +328,7 @@ class Projector:
         "terminal": "_project_terminal",
         "unknown": "_project_unknown",
         "write": "_project_write",
+        "checkpoint": "_project_checkpoint",
         # Modes, commands, configuration, usage, info, the turn's state: no item shows
         # them; the session listeners hear of them.
         "session": "_session_changed",
@@ -291,7 +343,29 @@ class Projector:
             raise PluginError(
                 "project_tool_call gave no item", hook="project_tool_call", plugin=None
             )
+        if isinstance(item, FileChangeItem) and item.patch_source != "checkpoint":
+            item = self._as_the_workspace_has_it(call, item)
         self._put(self._tool_item_key(key), item, turn=call.turn, tool_call_id=key)
+
+    def _as_the_workspace_has_it(self, call: ToolCall, item: FileChangeItem) -> FileChangeItem:
+        """A plugin's file_change of a completed tool call that the checkpoints cover: its
+        patch is the workspace's (a plugin's account of an edit is evidence, never truer than
+        the files before and after); the rest of the item is the plugin's."""
+        if call.status != "completed":
+            return item
+        view = self.state.view()
+        checked = checkpointed_files(with_proposed_diffs(call), view)
+        if checked is None:
+            return item
+        truth = file_change_from_checkpoint(
+            call, checked, limits=self.state.diff_limits, status=item.status
+        )
+        note = item.patch_note
+        if item.diff_str != truth.diff_str:
+            note = f"the {item.patch_source or 'plugin'}'s patch is not the workspace's change"
+        return item.model_copy(
+            update={**{name: getattr(truth, name) for name in _PATCH_FIELDS}, "patch_note": note}
+        )
 
     def _refused_edit(self, key: str) -> bool:
         """Whether a tool call only a permission request named proposed an edit that was
@@ -374,6 +448,38 @@ class Projector:
             note="written through the client; no tool call said it made this write",
         )
         self._put(f"write:{event.seq}", item)
+
+    def _project_checkpoint(self, key: str) -> None:
+        """A change at a turn's end that no tool call claimed: an item of its own (or, for a
+        file the client wrote for the agent with no tool call, that write's item)."""
+        index = int(key)
+        change = self.state.path_changes[index]
+        found = self.state.view().path_change(index)
+        operation = checkpoint_operation(found)
+        words = {"add": "created", "delete": "deleted", "move": "moved", "modify": "changed"}
+        call = ToolCall(
+            id=f"change-{index}", title=f"{words[operation]} {change.path}", kind="unattributed"
+        )
+        note = "changed in the workspace during the turn; no tool call said it made this change"
+        item_key = f"change:{index}"
+        written = self._unowned_write(change.path, change.turn)
+        if written is not None:
+            item_key = f"write:{written}"
+            note = "written through the client; no tool call said it made this write"
+        item = file_change_from_checkpoint(call, [found], limits=self.state.diff_limits, note=note)
+        self._put(item_key, item, turn=change.turn)
+
+    def _unowned_write(self, path: str, turn: int) -> int | None:
+        """The seq of a write of ``path`` the client served in ``turn`` that no tool call
+        claimed, whose item the checkpoint's change then updates."""
+        store = self.state.file_store
+        for position in reversed(store.unowned_writes(self.state.turn_seq)):
+            event = store.events[position]
+            if event.path == path and self.items.get(f"write:{event.seq}") is not None:
+                shown = self.items[f"write:{event.seq}"]
+                if shown.turn == turn:
+                    return event.seq
+        return None
 
     def _grows(self, key: str) -> bool:
         """Whether a change is to an agent message or thought already in the timeline."""
@@ -477,3 +583,18 @@ class Projector:
         )
         for listener in self.listeners:
             listener(stored)
+
+
+def _runtime_side(side: FileSide | None) -> RuntimeSide | None:
+    """A ``change`` line's side as the runtime model keeps it (its text aside)."""
+    if side is None:
+        return None
+    return RuntimeSide(
+        kind="link" if side.kind == "link" else "file",
+        mode=side.mode,
+        size=side.size,
+        oid=side.oid,
+        binary=side.binary,
+        target=side.target,
+        omitted=side.omitted,
+    )

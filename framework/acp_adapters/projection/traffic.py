@@ -21,7 +21,9 @@ It follows the requests of both sides to their answers and reports to a
   another session, or for none, is not this session's);
 * permission requests and answers, the client's ``fs/read_text_file`` answers and
   ``fs/write_text_file`` services, ``terminal/*`` answers and the ``disk`` reads are
-  recorded, so file edits show their true patch and commands their output.
+  recorded, so file edits show their true patch and commands their output;
+* ``checkpoint`` and ``change`` lines (what the workspace's checkpoints found) give a
+  completed tool call its true change, and a change no tool call claimed its own item.
 
 Every line is untrusted: one that is not JSON, or not a message, is skipped
 and listed in the timeline's ``problems``; nothing in a capture raises.
@@ -38,11 +40,17 @@ import pluggy
 from ..capture.format import (
     AGENT_EXIT,
     AGENT_TO_CLIENT,
+    CHECKPOINT,
     CLIENT_TO_AGENT,
     DISK_READ,
+    FILE_CHANGE,
+    ChangeLine,
+    CheckpointLine,
     DiskLine,
     Unreadable,
     capture_values,
+    change_line,
+    checkpoint_line,
     disk_read,
     request_key,
 )
@@ -84,6 +92,18 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         if isinstance(entry, dict) and entry.get("dir") == DISK_READ:
             if disk_read(entry) is None:
                 problems.append(f"line {number}: not a disk entry")
+            else:
+                yield entry
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == CHECKPOINT:
+            if checkpoint_line(entry) is None:
+                problems.append(f"line {number}: not a checkpoint entry")
+            else:
+                yield entry
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == FILE_CHANGE:
+            if change_line(entry) is None:
+                problems.append(f"line {number}: not a change entry")
             else:
                 yield entry
             continue
@@ -150,6 +170,14 @@ class Traffic:
             read = disk_read(entry)
             if read is not None:
                 self.disk(read, at)
+        elif direction == CHECKPOINT:
+            taken = checkpoint_line(entry)
+            if taken is not None:
+                self.checkpoint(taken, at)
+        elif direction == FILE_CHANGE:
+            found = change_line(entry)
+            if found is not None:
+                self.change(found, at)
         elif "msg" in entry:
             self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
 
@@ -176,6 +204,18 @@ class Traffic:
                 known=read.known,
                 at=at,
             )
+
+    def checkpoint(self, taken: CheckpointLine, at: float) -> None:
+        """The client took a checkpoint of the session's folders."""
+        if taken.session_id is not None and not self._names_ours(taken.session_id):
+            return
+        self.projector.checkpoint_taken(taken, at)
+
+    def change(self, found: ChangeLine, at: float) -> None:
+        """A checkpoint found a file changed (for a tool call, or at a turn's end)."""
+        if found.session_id is not None and not self._names_ours(found.session_id):
+            return
+        self.projector.path_changed(found, at)
 
     def message(self, direction: str, message: Any, at: float) -> None:
         """A message (or a batch) the client sent (``client->agent``) or received."""

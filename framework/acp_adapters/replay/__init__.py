@@ -10,6 +10,7 @@ the capture format and both match modes. From Python:
   fresh folder to replay in;
 * :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded;
 * :func:`recorded_disk`: a ``disk_patches`` reader reading the files as recorded;
+* :func:`recorded_checkpoints`: the ``checkpoints`` a capture's client took, played back;
 * :class:`RecordedTerminals`: a ``terminals`` backend answering as recorded, running
   nothing.
 
@@ -32,7 +33,14 @@ from .agent import (
     MatchMode,
     main,
 )
-from .helpers import recorded_answers, recorded_disk, seed_workspace, workspace_files
+from .helpers import (
+    RecordedCheckpoints,
+    recorded_answers,
+    recorded_checkpoints,
+    recorded_disk,
+    seed_workspace,
+    workspace_files,
+)
 from .matching import ANY, Mismatch, compare, fill_marks
 from .terminals import RecordedTerminals
 
@@ -52,6 +60,7 @@ __all__ = [
     "Entry",
     "MatchMode",
     "Mismatch",
+    "RecordedCheckpoints",
     "RecordedTerminals",
     "RequestKey",
     "compare",
@@ -59,6 +68,7 @@ __all__ = [
     "main",
     "read_capture",
     "recorded_answers",
+    "recorded_checkpoints",
     "recorded_disk",
     "request_key",
     "seed_workspace",

@@ -4,19 +4,27 @@ A replayed session runs in a fresh folder, with a live client that really reads
 files and asks permission. For it to follow the recording, the folder must hold
 the files as the recorded agent found them (:func:`workspace_files`,
 :func:`seed_workspace`), permission requests must be answered as the recorded
-client answered them (:func:`recorded_answers`), and terminals as the recorded
-client's did, without running anything (:class:`~.terminals.RecordedTerminals`).
+client answered them (:func:`recorded_answers`), terminals as the recorded
+client's did, without running anything (:class:`~.terminals.RecordedTerminals`), and
+the checkpoints be those it took (:func:`recorded_checkpoints`).
 """
 
 from __future__ import annotations
 
 import os
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK, request_key
+from ..capture.format import (
+    AGENT_TO_CLIENT,
+    CHECKPOINT,
+    CLIENT_TO_AGENT,
+    FILE_CHANGE,
+    WORKSPACE_MARK,
+    request_key,
+)
 from ..capture.reader import CaptureSource, agent_requests, read_capture
 
 if TYPE_CHECKING:
@@ -25,6 +33,8 @@ if TYPE_CHECKING:
 #: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
 RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]
 #: A ``disk_patches`` reader for :func:`acp_adapters.connect`: a file's text, or None.
+#: One recorded checkpoint: its ``checkpoint`` line and its ``change`` lines.
+_Lines = tuple[dict[str, Any], list[Any]]
 
 
 def workspace_files(capture: CaptureSource) -> dict[str, str]:
@@ -182,6 +192,73 @@ def recorded_disk(capture: CaptureSource, folder: str | os.PathLike[str]) -> Rec
     showed, though nothing edits the disk. A read the capture lacks is None (no file).
     """
     return RecordedDisk(capture, folder)
+
+
+class RecordedCheckpoints:
+    """The checkpoints a capture recorded, played back in the order they were taken: a
+    replay's session sends them where the live one took them (its workspace's path written
+    for ``<workspace>``)."""
+
+    def __init__(self, capture: CaptureSource, folder: str | os.PathLike[str]) -> None:
+        self._folder = os.fspath(folder)
+        self._groups: dict[tuple[str, str | None], deque[_Lines]] = {}
+        current: _Lines | None = None
+        for entry in read_capture(capture).checkpoints:
+            if entry.get("dir") == CHECKPOINT:
+                head = {k: v for k, v in entry.items() if k not in ("dir", "t", "sessionId")}
+                current = (head, [])
+                key = (str(head.get("reason")), head.get("toolCallId"))
+                self._groups.setdefault(key, deque()).append(current)
+            elif entry.get("dir") == FILE_CHANGE and current is not None:
+                current[1].append(
+                    {k: v for k, v in entry.items() if k not in ("dir", "t", "sessionId")}
+                )
+
+    def _next(self, reason: str, tool_call_id: str | None = None) -> _Lines | None:
+        queue = self._groups.get((reason, tool_call_id))
+        if not queue:
+            return None
+        head, changes = queue.popleft()
+        return self._here(head), [self._here(change) for change in changes]
+
+    def _here(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return value.replace(WORKSPACE_MARK, self._folder)
+        if isinstance(value, dict):
+            return {k: self._here(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._here(v) for v in value]
+        return value
+
+    def opened(self) -> _Lines | None:
+        return self._next("session")
+
+    def turn_started(self, turn: int) -> _Lines | None:
+        return self._next("turn_start")
+
+    def tool_call(self, turn: int, tool_call_id: str, paths: Sequence[str]) -> _Lines | None:
+        return self._next("tool_call", tool_call_id)
+
+    def turn_ended(self, turn: int) -> _Lines | None:
+        return self._next("turn_end")
+
+    def request(self, turn: int) -> _Lines | None:
+        return self._next("request")
+
+    def render(self, change: Any) -> dict[str, Any]:
+        assert isinstance(change, dict)
+        return change
+
+    def close(self) -> None:
+        pass
+
+
+def recorded_checkpoints(
+    capture: CaptureSource, folder: str | os.PathLike[str]
+) -> RecordedCheckpoints:
+    """The checkpoints a capture's client took, for ``connect(checkpoints=...)`` in a replay
+    played in ``folder``: nothing edits the replay's folder, so nothing of it is checkpointed."""
+    return RecordedCheckpoints(capture, folder)
 
 
 def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:

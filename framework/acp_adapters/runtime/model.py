@@ -419,13 +419,23 @@ class FileEvent(RuntimeModel):
     the agent's ``fs/write_text_file``; ``found``: the file as the client found it
     on the disk just before it served that write; ``disk_before`` and
     ``disk_after``: what a live client read from the disk itself when an edit tool
-    call started (or asked permission) and when it completed. ``content`` None
+    call started (or asked permission) and when it completed; ``checkpoint_before`` and
+    ``checkpoint_after``: the texts of a checkpoint's change (:class:`PathChange`), its
+    ``tool_call_id`` the tool call's, or ``change:N`` for one no tool call claimed. ``content`` None
     means the file did not exist (unless ``kept`` is False). ``path`` is the file's
     one spelling (:func:`~acp_adapters.runtime.paths.resolved_path`).
     ``tool_call_id`` is the tool call the event belongs to, where there is one.
     """
 
-    op: Literal["read", "write", "found", "disk_before", "disk_after"]
+    op: Literal[
+        "read",
+        "write",
+        "found",
+        "disk_before",
+        "disk_after",
+        "checkpoint_before",
+        "checkpoint_after",
+    ]
     path: str
     content: str | None
     seq: int
@@ -586,6 +596,75 @@ class FileStore:
         )
 
 
+class FileSide(RuntimeModel):
+    """What a workspace checkpoint says one path held: a file (its permission bits, size and
+    SHA-256; ``binary`` when it is not UTF-8 text) or a link (its ``target``). ``omitted``
+    says why its text is not known: ``too_large``, ``total_cap``, ``unhashed`` (not even
+    hashed: judged by its size and times), ``missing``."""
+
+    kind: Literal["file", "link"]
+    mode: int
+    size: int = 0
+    oid: str | None = None
+    binary: bool = False
+    target: str | None = None
+    omitted: str | None = None
+
+    def same(self, other: FileSide | None) -> bool:
+        """Whether ``other`` is the same content, kind and mode."""
+        if other is None:
+            return False
+        return (self.kind, self.mode, self.oid, self.size) == (
+            other.kind,
+            other.mode,
+            other.oid,
+            other.size,
+        )
+
+
+class PathChange(RuntimeModel):
+    """What a workspace checkpoint found at one path: the file before and after (None: not
+    there), where it moved from, the tool call it is reported to (None: at a turn's end, no
+    tool call claimed it). Its texts are in the session's file store (``before_text``,
+    ``after_text``: their positions; None: no text carried)."""
+
+    path: str
+    moved_from: str | None = None
+    before: FileSide | None = None
+    after: FileSide | None = None
+    tool_call_id: str | None = None
+    checkpoint: str | None = None
+    turn: int = 0
+    seq: int = 0
+    before_text: int | None = None
+    after_text: int | None = None
+
+
+class CheckpointMark(RuntimeModel):
+    """A checkpoint of the session's folders: why it was taken, in which turn."""
+
+    id: str
+    reason: str
+    turn: int = 0
+    tool_call_id: str | None = None
+    files: int = 0
+    notes: tuple[str, ...] = ()
+
+
+class CheckpointedFile(RuntimeModel):
+    """A path a checkpoint reported, as a hook reads it: its sides and their texts
+    (``old_text``/``new_text`` None where the side is absent or has no text; ``known``
+    False when the session let a text go past its budget)."""
+
+    path: str
+    moved_from: str | None = None
+    before: FileSide | None = None
+    after: FileSide | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+    known: bool = True
+
+
 class UnknownUpdate(RuntimeModel):
     """An update that could not be understood, kept as received, and why."""
 
@@ -634,6 +713,11 @@ class SessionState:
         #: The file events (reads, writes, disk reads) and their contents, within a budget.
         self.file_store = FileStore(content_budget)
         self.unknown: list[UnknownUpdate] = []
+        #: The checkpoints taken of the session's folders, and what they found changed: each
+        #: change, and those of each tool call (by its id).
+        self.checkpoints: list[CheckpointMark] = []
+        self.path_changes: list[PathChange] = []
+        self.changes_of_call: dict[str, list[int]] = {}
         # Unfinished tool calls, oldest first, and the paths each names, indexed by path:
         # what a write belongs to is found without looking at every tool call. Kept here,
         # not in a reducer, so that every reducer of this state sees them.
@@ -784,6 +868,43 @@ class SessionView:
             e
             for e in self._state.file_store.of_call(tool_call_id, "disk_before", "disk_after")
             if e.kept
+        )
+
+    @property
+    def checkpoints(self) -> tuple[CheckpointMark, ...]:
+        """The checkpoints taken of the session's folders, in order."""
+        return tuple(self._state.checkpoints)
+
+    def checkpointed(self, tool_call_id: str) -> tuple[CheckpointedFile, ...]:
+        """What the checkpoint taken as a tool call completed says of the files it names, in
+        order (empty: no checkpoint covers it)."""
+        state = self._state
+        return tuple(self.path_change(n) for n in state.changes_of_call.get(tool_call_id, ()))
+
+    def path_change(self, index: int) -> CheckpointedFile:
+        """Change ``index`` of :attr:`SessionState.path_changes`, with its texts."""
+        change = self._state.path_changes[index]
+        events = self._state.file_store.events
+        known = True
+        texts: list[str | None] = []
+        for side, position in (
+            (change.before, change.before_text),
+            (change.after, change.after_text),
+        ):
+            if side is None or position is None:
+                texts.append(None)
+                continue
+            event = events[position]
+            known = known and event.kept
+            texts.append(event.content if event.kept else None)
+        return CheckpointedFile(
+            path=change.path,
+            moved_from=change.moved_from,
+            before=change.before,
+            after=change.after,
+            old_text=texts[0],
+            new_text=texts[1],
+            known=known,
         )
 
     def writes_of(self, tool_call_id: str) -> tuple[FileEvent, ...]:

@@ -34,6 +34,7 @@ from ..protocol import parse_notification, v1, v2
 from .folders import resolved_path
 from .model import (
     Block,
+    CheckpointMark,
     Command,
     ConfigChoice,
     ConfigOption,
@@ -47,6 +48,7 @@ from .model import (
     MessageRole,
     Mode,
     PatchText,
+    PathChange,
     PermissionRequest,
     Plan,
     PlanEntry,
@@ -81,7 +83,15 @@ _PERMISSION: dict[int, TypeAdapter[Any]] = {
 #: session itself (modes, commands, configuration, usage, the turn's state), a terminal,
 #: or an update that could not be understood.
 ChangeKind = Literal[
-    "tool_call", "message", "plan", "permission", "session", "terminal", "unknown", "write"
+    "tool_call",
+    "message",
+    "plan",
+    "permission",
+    "session",
+    "terminal",
+    "unknown",
+    "write",
+    "checkpoint",
 ]
 
 
@@ -653,6 +663,59 @@ class Reducer:
             )
         )
         return [Change("tool_call", tool_call_id)]
+
+    def apply_checkpoint(self, mark: CheckpointMark) -> list[Change]:
+        """The client took a checkpoint of the session's folders."""
+        self.state.checkpoints.append(mark)
+        return []
+
+    def apply_path_change(
+        self,
+        change: PathChange,
+        old_text: str | None,
+        new_text: str | None,
+    ) -> list[Change]:
+        """A checkpoint found ``change`` (its texts beside it): the tool call it names gets
+        it (one the session knows), else it is a change of its own (``checkpoint``)."""
+        state = self.state
+        state.seq += 1
+        index = len(state.path_changes)
+        known = change.tool_call_id is not None and change.tool_call_id in state.tool_calls
+        owner = change.tool_call_id if known else f"change:{index}"
+        positions: list[int | None] = []
+        for op, side, text in (
+            ("checkpoint_before", change.before, old_text),
+            ("checkpoint_after", change.after, new_text),
+        ):
+            if side is None or text is None:
+                positions.append(None)
+                continue
+            positions.append(len(state.file_store.events))
+            state.file_store.add(
+                FileEvent(
+                    op=op,  # type: ignore[arg-type]
+                    path=change.path,
+                    content=text,
+                    seq=state.seq,
+                    tool_call_id=owner,
+                )
+            )
+        state.path_changes.append(
+            change.model_copy(
+                update={
+                    "tool_call_id": change.tool_call_id if known else None,
+                    "turn": state.turn,
+                    "seq": state.seq,
+                    "before_text": positions[0],
+                    "after_text": positions[1],
+                }
+            )
+        )
+        if known:
+            assert change.tool_call_id is not None
+            state.changes_of_call.setdefault(change.tool_call_id, []).append(index)
+            return [Change("tool_call", change.tool_call_id)]
+        return [Change("checkpoint", str(index))]
 
     def writer_of(self, path: str) -> str | None:
         """The unfinished tool call that names ``path``, the latest to name it first."""

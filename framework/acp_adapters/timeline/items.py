@@ -20,11 +20,21 @@ from pydantic import BaseModel, ConfigDict, Field
 
 ItemStatus = Literal["pending", "running", "waiting", "completed", "failed", "cancelled"]
 
-#: How a file_change's patch was obtained: as the agent reported the edit, from
-#: the client's file-system traffic (the old content it read, the new content
-#: the agent wrote), from the disk (a live client read the files around the
+#: How a file_change's patch was obtained: from the workspace's checkpoints (the files as
+#: they were before and after, whoever wrote them), as the agent reported the edit, from
+#: the client's file-system traffic (the old content it read, the new content the
+#: agent wrote), from the disk (a live client read the files around the
 #: edit), or from provider metadata.
-PatchSource = Literal["agent", "client_fs", "disk", "permission", "placed", "provider_meta"]
+PatchSource = Literal[
+    "checkpoint", "agent", "client_fs", "disk", "permission", "placed", "provider_meta"
+]
+#: Why a file_change has no patch text (or, beside a patch, why one file's is left out):
+#: ``capped`` (the rewrite cap stopped the edit search), ``unchanged`` (no line changed: a
+#: move, a mode changed, or nothing), ``no_diff`` (the agent reported no diff content),
+#: ``binary`` (a file that is not text: named by its hash), ``too_large`` (a file over the
+#: checkpoint's caps: recorded by size and hash only), ``not_kept`` (its text was let go
+#: past the session's budget, or is not in the checkpoint store).
+PatchOmittedReason = Literal["capped", "unchanged", "no_diff", "binary", "too_large", "not_kept"]
 
 
 class ItemBase(BaseModel):
@@ -90,17 +100,46 @@ class ToolItemBase(ItemBase):
     tool_kind: str = "other"
 
 
+class FileVersion(BaseModel):
+    """One side of a file as a workspace checkpoint recorded it: a file (``mode`` as git
+    writes it, ``100644``; its SHA-256; ``binary`` when it is not UTF-8 text) or a link
+    (``120000``, its ``target``). ``omitted`` says why its text is not known:
+    ``too_large``, ``total_cap``, ``unhashed`` (not hashed: judged by size and times),
+    ``missing``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["file", "link"]
+    mode: str
+    size: int = 0
+    sha256: str | None = None
+    binary: bool = False
+    target: str | None = None
+    omitted: str | None = None
+
+
+class FileSides(BaseModel):
+    """A path before and after, as the checkpoints recorded it (None: not there)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    before: FileVersion | None = None
+    after: FileVersion | None = None
+
+
 class FileChangeItem(ToolItemBase):
     """Files an edit changed, with the unified patch.
 
     ``operations`` maps each path to what happened to it (``add``,
     ``modify``, ``delete``, ``move``, ``copy``, or a v2 operation not known
     here); ``moved_from`` maps a moved or copied path to where it came from.
-    ``diff_str`` is the patch, or None with ``diff_omitted_reason``:
-    ``capped`` (the rewrite cap stopped the search), ``unchanged`` (no line
-    changed) or ``no_diff`` (the agent reported no diff content). Beside a
-    patch, ``diff_omitted_reason`` ``capped`` says the cap left out one file's.
+    ``diff_str`` is the patch, or None with ``diff_omitted_reason``
+    (:data:`PatchOmittedReason`). Beside a patch, ``diff_omitted_reason`` says why one
+    file's is left out (``capped``, ``binary``, ``too_large``, ``not_kept``).
     ``additions`` and ``deletions`` count the patch's ``+`` and ``-`` lines.
+    ``checkpoint`` holds, where the patch comes from the workspace's checkpoints, what
+    each path was before and after (mode, hash, link target). ``tool_kind``
+    ``unattributed``: a change no tool call claimed, found at its turn's end.
     """
 
     kind: Literal["file_change"] = "file_change"
@@ -108,13 +147,14 @@ class FileChangeItem(ToolItemBase):
     operations: dict[str, str] = Field(default_factory=dict)
     moved_from: dict[str, str] = Field(default_factory=dict)
     diff_str: str | None = None
-    diff_omitted_reason: Literal["capped", "unchanged", "no_diff"] | None = None
+    diff_omitted_reason: PatchOmittedReason | None = None
     additions: int = 0
     deletions: int = 0
     patch_source: PatchSource | None = None
     #: Why the patch is what it is, where that needs saying (an agent's fragment that
     #: could not be placed in the file, so the agent's own patch is kept).
     patch_note: str | None = None
+    checkpoint: dict[str, FileSides] = Field(default_factory=dict)
 
 
 class CommandExecutionItem(ToolItemBase):

@@ -5,7 +5,8 @@
 ``SCRIPT.json`` is a list of steps played on each ``session/prompt``: ``{"request":
 METHOD, "params": {...}}`` sends a request and waits for its answer (``sessionId``
 is filled in), ``{"notify": METHOD, "params": {...}}`` sends a notification,
-``{"update": {...}}`` sends a ``session/update`` of this session; a
+``{"update": {...}}`` sends a ``session/update`` of this session, ``{"symlink": [TARGET,
+NAME]}`` makes (or remakes) the link NAME itself, in its folder, as an agent's own tools do; a
 ``terminalId`` of ``"$terminal"`` is the id of the terminal the client made last. The turn then
 ends ``end_turn``. Every answer the client gave is appended to ``ANSWERS.json``
 (a JSON list, rewritten after each answer), so a test can read what the client
@@ -15,6 +16,7 @@ said. Standard library only: it stands for an agent nobody here controls.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import Any
 
@@ -59,6 +61,11 @@ def play() -> None:
                 TERMINAL[0] = result["terminalId"]
             with open(ANSWERS_PATH, "w", encoding="utf-8") as handle:
                 json.dump(ANSWERS, handle)
+        elif "symlink" in step:
+            target, name = step["symlink"]
+            if os.path.lexists(name):
+                os.unlink(name)
+            os.symlink(target, name)
         elif "notify" in step:
             send({"method": step["notify"], "params": step.get("params", {})})
         elif "update" in step:

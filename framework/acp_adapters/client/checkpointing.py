@@ -1,0 +1,216 @@
+"""A live session's checkpoints of its folders, as lines of its traffic.
+
+The session takes a checkpoint as it opens, at every turn's start and end, as each edit
+tool call completes (of the files it names), and on request (``session.checkpoint()``).
+Each is a ``checkpoint`` line of the session's traffic, followed by a ``change`` line per
+file it found changed (docs/captures.md): the traffic reader projects them (the true patch
+of each completed tool call, an ``unattributed`` file_change for a change no tool call
+claimed), the recording and the store keep them, and a replay plays them back.
+
+:class:`Checkpointing` says how: where the store is, what to leave out, the caps. The file
+work runs in a worker thread, one checkpoint at a time per workspace, off the event loop.
+A replay gives :class:`~acp_adapters.replay.helpers.RecordedCheckpoints` instead: the lines
+its capture recorded.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..workspace.checkpoints import Checkpoints, FileChange, TurnChanges
+from ..workspace.confined import Roots
+from ..workspace.objects import CheckpointError, CheckpointRecord
+from ..workspace.scan import CheckpointLimits
+
+#: The text a batch of change lines carries at most (characters): a turn that changed many
+#: large files is read and sent a batch at a time.
+BATCH_CHARS = 16 * 1024 * 1024
+
+#: What one checkpoint gives the traffic: its ``checkpoint`` line, and what its ``change``
+#: lines are made of (each made by the taker's ``render``, a batch at a time).
+Lines = tuple[dict[str, Any], list[Any]]
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """How a session checkpoints its folders (``connect(checkpoints=...)``).
+
+    :param folder: where the checkpoint stores are (default ``$ACP_ADAPTERS_CHECKPOINTS``,
+        else ``checkpoints`` in the user's data folder).
+    :param ignore: gitignore lines of the session's own, after the workspace's
+        ``.gitignore`` files and ``.git/info/exclude``.
+    :param limits: the caps of one checkpoint (:class:`~acp_adapters.CheckpointLimits`).
+    """
+
+    folder: Path | None = None
+    ignore: tuple[str, ...] = ()
+    limits: CheckpointLimits = field(default_factory=CheckpointLimits)
+
+
+class CheckpointTaker(Protocol):
+    """What takes a session's checkpoints: the workspace's (:class:`LiveCheckpoints`), or a
+    capture's (``acp_adapters.replay.recorded_checkpoints``). Each call is synchronous file
+    work (run in a worker thread) and gives the lines to send, or None for none."""
+
+    def opened(self) -> Lines | None: ...
+    def turn_started(self, turn: int) -> Lines | None: ...
+    def tool_call(self, turn: int, tool_call_id: str, paths: Sequence[str]) -> Lines | None: ...
+    def turn_ended(self, turn: int) -> Lines | None: ...
+    def request(self, turn: int) -> Lines | None: ...
+    def render(self, change: Any) -> dict[str, Any]: ...
+    def close(self) -> None: ...
+
+
+# One Checkpoints (its scanner's memory of the folders) per workspace in this process,
+# shared by the sessions in it, one pass at a time.
+_shared: weakref.WeakValueDictionary[tuple[Any, ...], _Shared] = weakref.WeakValueDictionary()
+_shared_lock = threading.Lock()
+
+
+class _Shared:
+    def __init__(self, checkpoints: Checkpoints) -> None:
+        self.checkpoints = checkpoints
+        self.lock = threading.Lock()
+
+
+def _shared_checkpoints(roots: Sequence[Path], options: Checkpointing) -> _Shared:
+    key = (tuple(str(r) for r in roots), options.folder, options.ignore, options.limits)
+    with _shared_lock:
+        found = _shared.get(key)
+        if found is None:
+            own = Roots(roots[0], tuple(str(r) for r in roots[1:]))
+            found = _Shared(
+                Checkpoints(
+                    own, folder=options.folder, ignore=options.ignore, limits=options.limits
+                )
+            )
+            weakref.finalize(found, own.close)
+            weakref.finalize(found, found.checkpoints.close)
+            _shared[key] = found
+        return found
+
+
+class LiveCheckpoints:
+    """The checkpoints of a session's folders, taken from the disk (see the module's
+    docstring)."""
+
+    def __init__(self, roots: Sequence[Path], options: Checkpointing | None = None) -> None:
+        self._shared = _shared_checkpoints(roots, options or Checkpointing())
+        self.checkpoints = self._shared.checkpoints
+        self.changes = TurnChanges(self.checkpoints)
+
+    def close(self) -> None:
+        pass  # shared with the other sessions of the workspace: closed with the last
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Held while the workspace's checkpoints are being taken (one pass at a time)."""
+        return self._shared.lock
+
+    def _take(self, reason: str, turn: int, tool_call_id: str | None = None) -> CheckpointRecord:
+        with self._shared.lock:
+            return self.checkpoints.take()
+
+    def _lines(
+        self,
+        record: CheckpointRecord,
+        reason: str,
+        turn: int,
+        changes: list[FileChange],
+        tool_call_id: str | None = None,
+    ) -> Lines:
+        head: dict[str, Any] = {
+            "id": record.id,
+            "reason": reason,
+            "turn": turn,
+            "toolCallId": tool_call_id,
+            "files": record.files,
+            "notes": list(record.notes),
+        }
+        return head, [(record.id, change, tool_call_id) for change in changes]
+
+    def render(self, change: Any) -> dict[str, Any]:
+        """The ``change`` line of one change (its texts read from the store now)."""
+        checkpoint, found, tool_call_id = change
+        assert isinstance(found, FileChange)
+        checkpoints = self.checkpoints
+        texts = found.changed  # an unchanged file's text says nothing the patch needs
+        return {
+            "checkpoint": checkpoint,
+            "toolCallId": tool_call_id,
+            "path": found.path,
+            "movedFrom": found.moved_from,
+            "before": checkpoints.state(found.before, text=texts),
+            "after": checkpoints.state(found.after, text=texts),
+        }
+
+    def opened(self) -> Lines | None:
+        record = self._take("session", 0)
+        if self.changes.start is None:  # a turn that started first has its own start
+            self.changes.started(record)
+        return self._lines(record, "session", 0, [])
+
+    def turn_started(self, turn: int) -> Lines | None:
+        record = self._take("turn_start", turn)
+        self.changes.started(record)
+        return self._lines(record, "turn_start", turn, [])
+
+    def tool_call(self, turn: int, tool_call_id: str, paths: Sequence[str]) -> Lines | None:
+        with self._shared.lock:
+            found = self.changes.tool_call(paths)
+        if not found:
+            return None
+        head: dict[str, Any] = {
+            "id": f"tool:{tool_call_id}",
+            "reason": "tool_call",
+            "turn": turn,
+            "toolCallId": tool_call_id,
+            "files": len(found),
+            "notes": [],
+        }
+        return head, [(head["id"], change, tool_call_id) for change in found]
+
+    def turn_ended(self, turn: int) -> Lines | None:
+        record = self._take("turn_end", turn)
+        with self._shared.lock:
+            found = self.changes.ended(record)
+        return self._lines(record, "turn_end", turn, found)
+
+    def request(self, turn: int) -> Lines | None:
+        return self._lines(self._take("request", turn), "request", turn, [])
+
+
+def render_batch(
+    taker: CheckpointTaker, pending: list[Any], start: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The ``change`` lines of ``pending`` from ``start``, as many as fit in
+    :data:`BATCH_CHARS` of text (one at least), and where the next batch starts."""
+    lines: list[dict[str, Any]] = []
+    size = 0
+    at = start
+    while at < len(pending):
+        line = taker.render(pending[at])
+        weight = sum(
+            len(side.get("text") or "")
+            for side in (line.get("before"), line.get("after"))
+            if isinstance(side, dict)
+        )
+        if lines and size + weight > BATCH_CHARS:
+            break
+        lines.append(line)
+        size += weight
+        at += 1
+    return lines, at
+
+
+__all__ = [
+    "CheckpointError",
+    "CheckpointTaker",
+    "Checkpointing",
+    "LiveCheckpoints",
+]
