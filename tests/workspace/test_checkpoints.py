@@ -36,8 +36,11 @@ def ws(tmp_path: Path) -> Path:
 
 
 def checkpoints(ws: Path, tmp_path: Path, **options: object) -> Iterator[Checkpoints]:
+    """Checkpoints of ``ws`` in a store of their own (what another scanner kept would be
+    taken up: a stat pass, nothing read)."""
     roots = Roots(ws)
-    found = Checkpoints(roots, folder=tmp_path / "stores", **options)  # type: ignore[arg-type]
+    folder = tmp_path / f"stores-{len(list(tmp_path.glob('stores-*')))}"
+    found = Checkpoints(roots, folder=folder, **options)  # type: ignore[arg-type]
     yield found
     found.close()
     roots.close()
@@ -301,3 +304,31 @@ def test_a_checkpoint_is_restored_through_writes_that_follow_no_link(
     assert [c.path for c in refused.conflicts] == [str(ws.resolve() / "src" / "app.py")]
     assert (ws / "README.md").read_text() == "# changed again\n"
     assert list(outside.iterdir()) == []
+
+
+def test_a_folder_of_too_many_names_stops_the_pass_and_loses_no_file(
+    ws: Path, tmp_path: Path
+) -> None:
+    for found in checkpoints(ws, tmp_path, limits=CheckpointLimits(max_files=5)):
+        first = found.take()
+        for number in range(20):
+            (ws / f"n{number}.tmp").write_text("x")
+        (ws / ".gitignore").write_text("*.tmp\n")  # ignored names are listed too
+        record = found.take()
+        assert any("names listed the pass stopped" in note for note in record.notes)
+        # Nothing the earlier pass had is taken for deleted.
+        assert {c.path for c in found.changes(first, record) if c.after is None} == set()
+
+
+def test_the_bytes_one_pass_hashes_are_bounded(ws: Path, tmp_path: Path) -> None:
+    for number in range(4):
+        (ws / f"big{number}.bin").write_bytes(b"b" * 3000)
+    limits = CheckpointLimits(max_file_bytes=1000, max_hash_total_bytes=7000)
+    for found in checkpoints(ws, tmp_path, limits=limits):
+        record = found.take()
+        (_, tree), *_ = record.roots
+        omitted = sorted(
+            e.omitted or "" for p, e in tree_files(found.store, tree) if p.endswith(".bin")
+        )
+        assert omitted == ["too_large", "too_large", "unhashed", "unhashed"]
+        assert any("7000 bytes read in one pass" in note for note in record.notes)

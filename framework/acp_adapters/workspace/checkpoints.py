@@ -108,6 +108,7 @@ class Checkpoints:
         self.scanner = Scanner(roots, self.store, ignore=ignore, limits=limits)
 
     def close(self) -> None:
+        self.scanner.close()
         self.store.close()
 
     def take(self) -> CheckpointRecord:

@@ -33,6 +33,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 import time
 import zlib
 from collections.abc import Iterator, Sequence
@@ -58,14 +59,22 @@ from .objects import (
     blob_id,
     checkpoint_id,
 )
+from .stat_helper import Facts, HelperGone, StatHelper
 
 #: A folder or file that changed this recently before a pass is looked at again by the next.
 RACY_SECONDS = 2.0
 _RACY_NS = int(RACY_SECONDS * 1e9)
 #: The pending objects of a pass are written when they reach this size (bytes).
 _FLUSH_BYTES = 32 * 1024 * 1024
-#: The memory of the folders is saved in the store once this many files were read since.
-_SAVE_AFTER = 256
+#: The memory of the folders is saved in the store (besides when the scanner closes) once
+#: this many files were read since, or a fifth of the workspace if that is more: a first pass
+#: that read everything is kept at once, a turn's few changes are not written again and again.
+_SAVE_AFTER = 2000
+#: A workspace of this many files has a helper process take half of each stat pass, where
+#: there are cores for it (``stat_helper``).
+HELPER_FILES = 4000
+#: Whether a helper can help here: Linux (its ``O_PATH``), and a second core.
+_HELPS = sys.platform.startswith("linux") and (os.cpu_count() or 1) > 1
 
 _NOFOLLOW: int = getattr(os, "O_NOFOLLOW", 0)
 _O_PATH: int = getattr(os, "O_PATH", 0)
@@ -88,6 +97,7 @@ class CheckpointLimits:
     max_file_bytes: int = 32 * 1024 * 1024
     max_total_bytes: int = 512 * 1024 * 1024
     max_hash_bytes: int = 1024 * 1024 * 1024
+    max_hash_total_bytes: int = 4 * 1024 * 1024 * 1024
     max_files: int = 200_000
     max_depth: int = 200
 
@@ -104,8 +114,6 @@ class _Folder:
     facts: dict[str, tuple[int, int, int, int, int] | None] = field(default_factory=dict)
     entries: dict[str, TreeEntry] = field(default_factory=dict)
     folders: dict[str, _Folder] = field(default_factory=dict)
-    #: The names left out by the rules when it was listed.
-    ignored: frozenset[str] = frozenset()
     #: Its tree, while nothing in it changed.
     tree: str | None = None
     ignore_file: tuple[object, object] | None = None  # (signature, compiled rules)
@@ -134,8 +142,13 @@ class _Pass:
     pending_bytes: int = 0
     notes: dict[str, str] = field(default_factory=dict)
     stopped: bool = False
-    #: How many files were read (their stat had changed).
+    #: How many files were read (their stat had changed), how many names were listed, how
+    #: many bytes were hashed.
     read: int = 0
+    listed: int = 0
+    hashed: int = 0
+    #: The folders whose files the helper looks at in this pass.
+    helped: dict[tuple[int, str], _Folder] = field(default_factory=dict)
 
     def racy(self, mtime_ns: int, ctime_ns: int) -> bool:
         return max(mtime_ns, ctime_ns) >= self.now_ns - _RACY_NS
@@ -164,6 +177,34 @@ class Scanner:
         self._unsaved = 0
         #: How many files the last pass read (their stat had changed, or they were new).
         self.last_read = 0
+        #: The helper process that takes half of each stat pass of a large workspace, the
+        #: folders it looks at (by root and relative path), and those it must be told of
+        #: again (their names or stats changed here).
+        self._helper: StatHelper | None = None
+        self._helper_broken = not _HELPS
+        self._assigned: dict[tuple[int, str], _Folder] = {}
+        self._tell: set[tuple[int, str]] = set()
+        self._forget: list[tuple[int, str, str]] = []
+        #: Whether the scanner was closed (a closed one starts no helper).
+        self._closed = False
+
+    def close(self) -> None:
+        """Keep what the passes found in the store (when they read anything since it was
+        last kept), and end the helper process, if one runs (the scanner goes on without
+        it)."""
+        self._closed = True
+        self._stop_helper()
+        if self._unsaved:
+            with contextlib.suppress(CheckpointError):
+                self.save()
+
+    def _stop_helper(self) -> None:
+        helper, self._helper = self._helper, None
+        self._assigned.clear()
+        self._tell.clear()
+        self._forget.clear()
+        if helper is not None:
+            helper.close()
 
     # --- the memory of the folders, kept in the store between processes ---------------------
 
@@ -194,21 +235,28 @@ class Scanner:
     def checkpoint(self) -> CheckpointRecord:
         """A checkpoint of every root now: a stat pass, the changed files stored."""
         work = _Pass(time.time_ns(), self.limits)
-        trees: list[tuple[str, str]] = []
+        helper = self._helper_for(work)
+        walked: list[_Folder | None] = []
         for index, root in enumerate(self.roots.roots):
             try:
                 descriptor = os.open(".", _LIST, dir_fd=self.roots.root_descriptor(index))
             except OSError as error:
                 work.note(f"root:{root}", f"{root} could not be read ({error.strerror})")
                 self._folders[index] = _Folder()
-                trees.append((str(root), self.store.add_tree(())))
+                walked.append(None)
                 continue
             try:
                 rules = self._root_rules(descriptor)
-                folder = self._folders[index]
-                trees.append((str(root), self._folder(descriptor, folder, "", rules, 0, work)))
+                self._folder(descriptor, self._folders[index], (index, ""), rules, 0, work)
+                walked.append(self._folders[index])
             finally:
                 os.close(descriptor)
+        if helper is not None:
+            self._helped(helper, work)
+        trees = [
+            (str(root), self._trees(folder) if folder is not None else self.store.add_tree(()))
+            for root, folder in zip(self.roots.roots, walked, strict=True)
+        ]
         notes = tuple(work.notes.values())
         files = sum(_count(folder) for folder in self._folders)
         self._unsaved += work.read
@@ -217,9 +265,145 @@ class Scanner:
             checkpoint_id(trees, files, notes), time.time(), tuple(trees), files, notes
         )
         self.store.flush(record)
-        if self._unsaved >= _SAVE_AFTER:
+        if self._unsaved >= max(_SAVE_AFTER, files // 5):
             self.save()
         return record
+
+    # --- the helper process ---------------------------------------------------------------
+
+    def _helper_for(self, work: _Pass) -> StatHelper | None:
+        """The helper for this pass, started (and its folders given) once the workspace is
+        large enough; None: this process stats every file."""
+        if self._helper_broken or self._closed:
+            return None
+        total = sum(_count(folder) for folder in self._folders)
+        if total < HELPER_FILES:
+            return None
+        try:
+            if self._helper is None:
+                descriptors = [self.roots.root_descriptor(i) for i in range(len(self.roots.roots))]
+                self._helper = StatHelper(descriptors)
+            self._assign()
+            update = []
+            for key in sorted(self._tell):
+                folder = self._assigned.get(key)
+                if folder is not None:
+                    names = list(folder.facts)
+                    update.append((key[0], key[1], names, [folder.facts[n] for n in names]))
+            dropped = [key for key in self._tell if key not in self._assigned]
+            self._helper.ask(update=update, drop=dropped, forget=self._forget)
+        except (OSError, HelperGone):
+            self._helper_broken = True
+            self._stop_helper()
+            return None
+        self._tell.clear()
+        self._forget = []
+        work.helped = dict(self._assigned)
+        return self._helper
+
+    def _assign(self) -> None:
+        """Give the helper about half of the files: whole folders, the largest first, each to
+        the side with fewer (a folder, once given, stays the helper's while it is there)."""
+        found: dict[tuple[int, str], _Folder] = {}
+        for index, folder in enumerate(self._folders):
+            _each_folder(folder, (index, ""), found)
+        for key in [key for key in self._assigned if found.get(key) is not self._assigned[key]]:
+            del self._assigned[key]  # gone, or another folder there now: given again below
+            self._tell.add(key)
+        helper = sum(len(folder.facts) for folder in self._assigned.values())
+        mine = sum(len(folder.facts) for folder in found.values()) - helper
+        for key, folder in sorted(found.items(), key=lambda pair: (-len(pair[1].facts), pair[0])):
+            if key in self._assigned or not folder.facts:
+                continue
+            if helper + len(folder.facts) <= mine:
+                self._assigned[key] = folder
+                self._tell.add(key)
+                helper += len(folder.facts)
+                mine -= len(folder.facts)
+
+    def _helped(self, helper: StatHelper, work: _Pass) -> None:
+        """The helper's half of the pass: the files whose stat it saw change are read here;
+        its folders this process had to list again (or the helper could not open), and
+        every one of them if the helper is gone, are looked at here."""
+        try:
+            changed, failed = helper.answer()
+        except HelperGone:
+            self._helper_broken = True
+            self._stop_helper()
+            changed, failed = [], list(work.helped)
+        by_folder: dict[tuple[int, str], list[tuple[str, Facts | None]]] = {}
+        for key, name, facts in changed:
+            by_folder.setdefault(key, []).append((name, facts))
+        for key in failed:
+            self._tell.add(key)
+            by_folder[key] = []  # looked at whole, here
+        for key, seen in by_folder.items():
+            folder = work.helped.get(key)
+            if folder is None:
+                continue  # listed again here this pass, and looked at then
+            try:
+                descriptor = self._open_folder(key)
+            except OSError:
+                folder.listed = None  # gone since, or not a folder: listed again next pass
+                folder.tree = None
+                continue
+            try:
+                if key in failed or self._helper is None:
+                    if self._files(descriptor, folder, work, counted=True):
+                        folder.tree = None
+                    continue
+                for name, facts in seen:
+                    if name not in folder.facts:
+                        continue
+                    if self._reported(descriptor, folder, key, name, facts, work):
+                        folder.tree = None
+            finally:
+                os.close(descriptor)
+
+    def _reported(
+        self,
+        descriptor: int,
+        folder: _Folder,
+        key: tuple[int, str],
+        name: str,
+        facts: Facts | None,
+        work: _Pass,
+    ) -> bool:
+        """A file the helper saw change: read it here. Whether its entry changed."""
+        try:
+            now = os.stat(name, dir_fd=descriptor, follow_symlinks=False)
+        except FileNotFoundError:
+            now = None
+        changed = self._changed_file(descriptor, folder, name, now, work)
+        if name not in folder.facts:
+            self._tell.add(key)  # its names changed: the helper is told them again
+        elif folder.facts[name] is None:
+            self._forget.append((key[0], key[1], name))  # racily clean: looked at again
+        elif folder.facts[name] != facts:
+            self._tell.add(key)  # it changed again between the two looks
+        return changed
+
+    def _open_folder(self, key: tuple[int, str]) -> int:
+        """A folder of the walk opened again from its root, following no link."""
+        index, relative = key
+        here = os.open(".", _LIST, dir_fd=self.roots.root_descriptor(index))
+        for part in relative.split("/") if relative else ():
+            try:
+                inner = os.open(part, _LIST, dir_fd=here)
+            finally:
+                os.close(here)
+            here = inner
+        return here
+
+    def _trees(self, folder: _Folder) -> str:
+        """The tree of a folder, made again where something in it changed."""
+        dirty = folder.tree is None
+        for child in folder.folders.values():
+            before = child.tree
+            dirty = self._trees(child) != before or dirty
+        if dirty or folder.tree is None:
+            folder.tree = self._tree(folder)
+        return folder.tree
 
     def _root_rules(self, descriptor: int) -> Rules:
         """A root's own rules: its ``.git/info/exclude`` and the session's list."""
@@ -269,48 +453,55 @@ class Scanner:
         self,
         descriptor: int,
         folder: _Folder,
-        relative: str,
+        key: tuple[int, str],
         rules: Rules,
         depth: int,
         work: _Pass,
-    ) -> str:
-        """Pass over one folder (open as ``descriptor``); its tree."""
+    ) -> None:
+        """Pass over one folder (open as ``descriptor``): list it if it changed, look at its
+        files (or leave them to the helper), go into its folders. What changed has its tree
+        (and its parents') made again after the pass (:meth:`_trees`)."""
+        relative = key[1]
         rules = self._folder_rules(descriptor, folder, relative, rules)
         own = os.fstat(descriptor)
         listed = (own.st_ino, own.st_mtime_ns, own.st_ctime_ns)
-        changed = False
-        if folder.listed != listed or folder.rules_token != rules.token:
-            changed = self._list(descriptor, folder, relative, rules, work) or changed
+        relisted = folder.listed != listed or folder.rules_token != rules.token
+        if relisted:
+            if self._list(descriptor, folder, relative, rules, work):
+                folder.tree = None
             racy = work.racy(own.st_mtime_ns, own.st_ctime_ns)
-            folder.listed = None if racy else listed
+            # Listed again next pass when racily clean, or when the cap cut this listing.
+            folder.listed = None if racy or work.stopped else listed
             folder.rules_token = rules.token
-        changed = self._files(descriptor, folder, work) or changed
+        if key in work.helped and not relisted:
+            work.files += len(folder.facts)  # the helper looks at them
+        else:
+            if key in work.helped:
+                del work.helped[key]  # its names changed: looked at here, told next pass
+                self._tell.add(key)
+            if self._files(descriptor, folder, work):
+                folder.tree = None
         for name, child in list(folder.folders.items()):
             if work.stopped:
                 break
             if depth + 1 >= work.limits.max_depth:
                 work.note("depth", f"folders deeper than {work.limits.max_depth} were left out")
                 del folder.folders[name]
-                changed = True
+                folder.tree = None
                 continue
-            before = child.tree
             try:
                 opened = os.open(name, _LIST, dir_fd=descriptor)
             except OSError:
                 # Gone (or made a link, or a file) since it was listed: listed again next pass.
                 del folder.folders[name]
                 folder.listed = None
-                changed = True
+                folder.tree = None
                 continue
             try:
                 path = f"{relative}/{name}" if relative else name
-                tree = self._folder(opened, child, path, rules, depth + 1, work)
+                self._folder(opened, child, (key[0], path), rules, depth + 1, work)
             finally:
                 os.close(opened)
-            changed = changed or tree != before
-        if changed or folder.tree is None:
-            folder.tree = self._tree(folder)
-        return folder.tree
 
     def _list(
         self, descriptor: int, folder: _Folder, relative: str, rules: Rules, work: _Pass
@@ -319,9 +510,16 @@ class Scanner:
         ones left out. Whether the names changed."""
         files: list[str] = []
         folders: dict[str, _Folder] = {}
-        ignored: set[str] = set()
+        limit = 2 * work.limits.max_files  # the ignored names count too: each is listed
         with os.scandir(descriptor) as entries:
             for entry in entries:
+                work.listed += 1
+                if work.listed > limit:
+                    # Past the cap: this folder keeps what an earlier pass listed (no file
+                    # is taken for deleted), and the pass stops.
+                    work.stopped = True
+                    work.note("listed", f"past {limit} names listed the pass stopped")
+                    return False
                 name = entry.name
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
@@ -329,8 +527,8 @@ class Scanner:
                     continue
                 path = f"{relative}/{name}" if relative else name
                 if rules.ignored(path, is_dir):
-                    ignored.add(name)
-                elif is_dir:
+                    continue
+                if is_dir:
                     folders[name] = folder.folders.get(name) or _Folder()
                 else:
                     files.append(name)
@@ -339,20 +537,22 @@ class Scanner:
         folder.facts = {name: folder.facts.get(name) for name in files}
         folder.entries = {n: e for n, e in folder.entries.items() if n in folder.facts}
         folder.folders = folders
-        folder.ignored = frozenset(ignored)
         if changed:
             folder.tree = None
         return changed
 
-    def _files(self, descriptor: int, folder: _Folder, work: _Pass) -> bool:
+    def _files(
+        self, descriptor: int, folder: _Folder, work: _Pass, *, counted: bool = False
+    ) -> bool:
         """Look at a folder's files: a stat each, a read of those that changed. Whether an
-        entry changed."""
+        entry changed (``counted``: the pass counted them already)."""
         known = folder.facts
-        if work.files + len(known) > work.limits.max_files:
-            work.stopped = True
-            work.note("files", f"past {work.limits.max_files} files the pass stopped")
-            return False
-        work.files += len(known)
+        if not counted:
+            if work.files + len(known) > work.limits.max_files:
+                work.stopped = True
+                work.note("files", f"past {work.limits.max_files} files the pass stopped")
+                return False
+            work.files += len(known)
         look = os.stat
         again: list[tuple[str, os.stat_result | None]] = []
         # The hot loop of an unchanged workspace: one fstatat and one comparison a file.
@@ -441,6 +641,14 @@ class Scanner:
                 f"files over {limits.max_hash_bytes} bytes are judged by size and times only",
             )
             return TreeEntry(name, "file", mode, _stat_id(facts), size, False, "unhashed"), facts
+        if work.hashed + size > limits.max_hash_total_bytes:
+            work.note(
+                "hash_budget",
+                f"past {limits.max_hash_total_bytes} bytes read in one pass, files are "
+                "judged by size and times only",
+            )
+            return TreeEntry(name, "file", mode, _stat_id(facts), size, False, "unhashed"), facts
+        work.hashed += size
         if size > limits.max_file_bytes or work.stored_bytes + size > limits.max_total_bytes:
             why = "too_large" if size > limits.max_file_bytes else "total_cap"
             if why == "too_large":
@@ -543,6 +751,14 @@ class Scanner:
             os.close(descriptor)
 
 
+def _each_folder(
+    folder: _Folder, key: tuple[int, str], found: dict[tuple[int, str], _Folder]
+) -> None:
+    found[key] = folder
+    for name, child in folder.folders.items():
+        _each_folder(child, (key[0], f"{key[1]}/{name}" if key[1] else name), found)
+
+
 def _count(folder: _Folder) -> int:
     """The files and links a folder's tree holds."""
     return len(folder.entries) + sum(_count(child) for child in folder.folders.values())
@@ -562,7 +778,6 @@ def _encoded(folder: _Folder) -> dict[str, Any]:
             for name, facts in folder.facts.items()
         },
         "d": {name: _encoded(child) for name, child in folder.folders.items()},
-        "i": sorted(folder.ignored),
         "h": folder.tree,
     }
 
@@ -571,7 +786,6 @@ def _decoded(value: dict[str, Any]) -> _Folder:
     folder = _Folder(
         listed=_tuples(value["l"]),
         rules_token=_tuples(value["t"]),
-        ignored=frozenset(str(name) for name in value["i"]),
         tree=value["h"] if isinstance(value["h"], str) else None,
     )
     for name, (facts, entry) in value["f"].items():
