@@ -79,9 +79,11 @@ def test_the_helper_sees_every_change_in_its_half(
     files_of(cps)  # the first pass: the scanner learns the folders
     assert files_of(cps) == truth(ws, tmp_path)
     helper = cps.scanner._helper
-    assert helper is not None and helper.process.poll() is None
+    assert helper is not None
+    assert helper.process.poll() is None
     helped = set(cps.scanner._assigned)
-    assert helped and len(helped) < FOLDERS + 4  # about half of the folders
+    assert helped
+    assert len(helped) < FOLDERS + 4
     assert cps.scanner.last_read == 0  # an unchanged workspace: nothing read
     rng = random.Random(3)
     files = sorted(p for p in ws.rglob("*.txt"))
@@ -149,7 +151,8 @@ def test_a_helper_that_dies_leaves_the_pass_to_the_scanner(
     changed = sorted((ws / key[1]).glob("*.txt"))[0]
     changed.write_text("while the helper was dead\n")
     assert files_of(cps) == truth(ws, tmp_path)
-    assert cps.scanner._helper is None and cps.scanner._helper_broken
+    assert cps.scanner._helper is None
+    assert cps.scanner._helper_broken
     changed.write_text("and after\n")
     assert files_of(cps) == truth(ws, tmp_path)
 
