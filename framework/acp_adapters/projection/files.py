@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..capture.format import FileSide as LineSide
 from ..diff import DEFAULT_MAX_EDITS, FilePatch, file_patches, unified_diff
 from ..diff.content import DiffPatch, build_file_patch
 from ..diff.limits import DiffLimits
@@ -352,6 +353,21 @@ def file_contents_from_known(tool_call: ToolCall, session: SessionView) -> DiskC
 
 #: How bad a file's missing patch is, worst first: the item says the worst.
 _REASONS: tuple[PatchOmittedReason, ...] = ("capped", "binary", "too_large", "not_kept")
+
+
+def side_of(line: LineSide | None) -> FileSide | None:
+    """A ``change`` line's side as the runtime model keeps it (its text aside)."""
+    if line is None:
+        return None
+    return FileSide(
+        kind="link" if line.kind == "link" else "file",
+        mode=line.mode,
+        size=line.size,
+        oid=line.oid,
+        binary=line.binary,
+        target=line.target,
+        omitted=line.omitted,
+    )
 
 
 def file_version(side: FileSide | None) -> FileVersion | None:

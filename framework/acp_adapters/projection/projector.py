@@ -16,13 +16,12 @@ from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..capture.format import ChangeLine, CheckpointLine, FileSide
+from ..capture.format import ChangeLine, CheckpointLine
 from ..errors import PluginError
 from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider
 from ..protocol import v1, v2
 from ..runtime import Change, CheckpointMark, PathChange, Reducer, SessionState, ToolCall
-from ..runtime import FileSide as RuntimeSide
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
@@ -44,6 +43,7 @@ from .files import (
     checkpointed_files,
     file_change_from_checkpoint,
     file_change_from_contents,
+    side_of,
     with_proposed_diffs,
 )
 from .timeline import Timeline
@@ -250,8 +250,8 @@ class Projector:
         change = PathChange(
             path=found.path,
             moved_from=found.moved_from,
-            before=_runtime_side(found.before),
-            after=_runtime_side(found.after),
+            before=side_of(found.before),
+            after=side_of(found.after),
             tool_call_id=found.tool_call_id,
             checkpoint=found.checkpoint,
         )
@@ -583,18 +583,3 @@ class Projector:
         )
         for listener in self.listeners:
             listener(stored)
-
-
-def _runtime_side(side: FileSide | None) -> RuntimeSide | None:
-    """A ``change`` line's side as the runtime model keeps it (its text aside)."""
-    if side is None:
-        return None
-    return RuntimeSide(
-        kind="link" if side.kind == "link" else "file",
-        mode=side.mode,
-        size=side.size,
-        oid=side.oid,
-        binary=side.binary,
-        target=side.target,
-        omitted=side.omitted,
-    )

@@ -22,23 +22,26 @@ from the workspace's checkpoint store (:mod:`acp_adapters.workspace.objects`), b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, TypeVar
 
 import anyio
 
 from ..capture.format import CHECKPOINT, FILE_CHANGE, FileSide, change_line, checkpoint_line
 from ..diff import DEFAULT_MAX_EDITS, unified_diff
 from ..errors import AcpAdaptersError
-from ..projection.files import file_version
+from ..projection.files import file_version, side_of
 from ..projection.traffic import project_capture
-from ..runtime import FileSide as RuntimeSide
 from ..timeline.items import FileVersion
 from ..workspace.confined import Roots
 from ..workspace.objects import CheckpointError, ObjectStore
 from ..workspace.revert import Conflict, RevertPlan, Side, apply, plan
-from .base import Store, StoredEvent
+from .base import Store, StoredEvent, Thread
+
+_T = TypeVar("_T")
 
 
 class MissingEvidence(AcpAdaptersError):
@@ -124,18 +127,7 @@ def _ours(entry: dict[str, Any], session_id: str | None) -> bool:
 
 
 def _side(side: FileSide | None) -> tuple[FileVersion | None, str | None]:
-    if side is None:
-        return None, None
-    runtime = RuntimeSide(
-        kind="link" if side.kind == "link" else "file",
-        mode=side.mode,
-        size=side.size,
-        oid=side.oid,
-        binary=side.binary,
-        target=side.target,
-        omitted=side.omitted,
-    )
-    return file_version(runtime), side.text
+    return (file_version(side_of(side)), side.text) if side is not None else (None, None)
 
 
 def checkpointed_turn(
@@ -338,9 +330,25 @@ def _sides(
     return found
 
 
-async def plan_revert(store: Store, thread_id: str, turn: int) -> RevertPlan:
+async def _in_folders(thread: Thread, work: Callable[[Roots], _T]) -> _T:
+    """``work`` on the thread's folders (confined, opened for it), in a worker thread."""
+
+    def run() -> _T:
+        roots = Roots(thread.cwd, tuple(thread.folders))
+        try:
+            return work(roots)
+        finally:
+            roots.close()
+
+    return await anyio.to_thread.run_sync(run)
+
+
+async def plan_revert(
+    store: Store, thread_id: str, turn: int, *, checkpoints: Path | None = None
+) -> RevertPlan:
     """What undoing a turn of a thread would write (nothing is written): its actions, or its
-    conflicts.
+    conflicts. ``checkpoints``: the folder of the checkpoint stores the session used, where
+    it named one (``Checkpointing(folder=...)``).
 
     :raises MissingEvidence: files whose before or after the log (and the checkpoint store)
         do not hold.
@@ -348,29 +356,28 @@ async def plan_revert(store: Store, thread_id: str, turn: int) -> RevertPlan:
     thread = await store.thread(thread_id)
     files = await thread_turn_files(store, thread_id, turn)
 
-    def work() -> RevertPlan:
+    def work(roots: Roots) -> RevertPlan:
         objects = None
         if any(f.checkpointed for f in files):
-            try:
-                objects = ObjectStore.for_workspace(thread.cwd)
-            except CheckpointError:
-                objects = None
+            with contextlib.suppress(CheckpointError):
+                objects = ObjectStore.for_workspace(thread.cwd, checkpoints)
         try:
             sides = _sides(files, objects)
         finally:
             if objects is not None:
                 objects.close()
-        roots = Roots(thread.cwd, tuple(thread.folders))
-        try:
-            return plan(roots, sides)
-        finally:
-            roots.close()
+        return plan(roots, sides)
 
-    return await anyio.to_thread.run_sync(work)
+    return await _in_folders(thread, work)
 
 
 async def revert_turn(
-    store: Store, thread_id: str, turn: int, *, dry_run: bool = False
+    store: Store,
+    thread_id: str,
+    turn: int,
+    *,
+    dry_run: bool = False,
+    checkpoints: Path | None = None,
 ) -> list[str]:
     """Undo what a turn of a thread changed, per hunk (see the module's docstring); the
     paths written or removed (with ``dry_run``, those that would be, and nothing written).
@@ -380,7 +387,7 @@ async def revert_turn(
     :raises MissingEvidence: files the log (and the checkpoint store) hold no bytes of.
     """
     thread = await store.thread(thread_id)
-    revert = await plan_revert(store, thread_id, turn)
+    revert = await plan_revert(store, thread_id, turn, checkpoints=checkpoints)
     if revert.conflicts:
         raise RevertConflict(
             f"turn {turn}: "
@@ -391,15 +398,7 @@ async def revert_turn(
         )
     if dry_run:
         return [action.path for action in revert.actions]
-
-    def work() -> list[str]:
-        roots = Roots(thread.cwd, tuple(thread.folders))
-        try:
-            return apply(roots, revert)
-        finally:
-            roots.close()
-
-    return await anyio.to_thread.run_sync(work)
+    return await _in_folders(thread, lambda roots: apply(roots, revert))
 
 
 __all__ = [

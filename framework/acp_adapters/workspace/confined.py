@@ -773,6 +773,23 @@ class Roots:
         finally:
             os.close(probe)
 
+    def _openat2_folder(self, root: _Root, rest: list[str], links: Links, path: str) -> int | None:
+        """The folder holding the last of ``rest``, opened by openat2 in one step; None when
+        there is no openat2, or the walk must judge (a link it refuses, folders to make)."""
+        base = self._descriptor(root)
+        if not _have_openat2(base):
+            return None
+        resolve = _RESOLVE_NO_SYMLINKS if links == "none" else 0
+        try:
+            return _openat2(base, _joined(rest[:-1]), _FOLDER, resolve)
+        except OSError as error:
+            if links == "none" and error.errno == errno.ELOOP:
+                raise LinkInPathError(path) from None
+            # ENOENT: folders to make, which the walk does one at a time.
+            if error.errno not in _WALK_INSTEAD and error.errno != errno.ENOENT:
+                raise
+        return None
+
     def folder(
         self, path: str, *, create: bool = False, links: Links = "inside"
     ) -> tuple[int, str, Path]:
@@ -785,25 +802,15 @@ class Roots:
         name = rest[-1] if rest else "."
         if name in ("", ".", ".."):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
-        base = self._descriptor(root)
-        if _have_openat2(base):
-            resolve = _RESOLVE_NO_SYMLINKS if links == "none" else 0
-            try:
-                descriptor = _openat2(base, _joined(rest[:-1]), _FOLDER, resolve)
-            except OSError as error:
-                if links == "none" and error.errno == errno.ELOOP:
-                    raise LinkInPathError(path) from None
-                # ENOENT: folders to make, which the walk does one at a time.
-                if error.errno not in _WALK_INSTEAD and error.errno != errno.ENOENT:
-                    raise
-            else:
-                return descriptor, name, folder_path(descriptor, root.path.joinpath(*rest[:-1]))
+        opened = self._openat2_folder(root, rest, links, path)
+        if opened is not None:
+            return opened, name, folder_path(opened, root.path.joinpath(*rest[:-1]))
 
         def hold(folder: int, leaf_name: str) -> int:
             return os.dup(folder)
 
-        descriptor, real = self._walk(root, [*rest[:-1], "."], hold, create=create, links=links)
-        return descriptor, name, real
+        walked, real = self._walk(root, [*rest[:-1], "."], hold, create=create, links=links)
+        return walked, name, real
 
     def replace(
         self,
@@ -822,34 +829,7 @@ class Roots:
         replaced. ``link_target``: a symlink to that target is put there instead of a file.
         """
         root, rest = self.place(path)
-        base = self._descriptor(root)
         name = rest[-1] if rest else "."
-        if name not in ("", ".", "..") and _have_openat2(base):
-            resolve = _RESOLVE_NO_SYMLINKS if links == "none" else 0
-            try:
-                folder = _openat2(base, _joined(rest[:-1]), _FOLDER, resolve)
-            except OSError as error:
-                if links == "none" and error.errno == errno.ELOOP:
-                    raise LinkInPathError(path) from None
-                # ENOENT: folders to make, which the walk does one at a time.
-                if error.errno not in _WALK_INSTEAD and error.errno != errno.ENOENT:
-                    raise
-            else:
-                try:
-                    replace_at(
-                        folder,
-                        name,
-                        data,
-                        mode=mode,
-                        follow=links == "inside",
-                        expected=expected,
-                        link_target=link_target,
-                    )
-                    return folder_path(folder, root.path.joinpath(*rest[:-1])) / name
-                except _SymlinkError:
-                    pass  # a symlink at the target: the walk follows it, judging each step
-                finally:
-                    os.close(folder)
 
         def leaf(folder: int, leaf_name: str) -> str:
             replace_at(
@@ -863,6 +843,16 @@ class Roots:
             )
             return leaf_name
 
+        if name not in ("", ".", ".."):
+            folder = self._openat2_folder(root, rest, links, path)
+            if folder is not None:
+                try:
+                    leaf(folder, name)
+                    return folder_path(folder, root.path.joinpath(*rest[:-1])) / name
+                except _SymlinkError:
+                    pass  # a symlink at the target: the walk follows it, judging each step
+                finally:
+                    os.close(folder)
         written, real = self._walk(root, rest, leaf, create=True, links=links)
         return real / written
 

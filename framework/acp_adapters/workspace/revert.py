@@ -142,44 +142,27 @@ class _Region:
     lines: list[Line]
 
 
-def _regions(base: list[Line], other: list[Line], script: list[tuple[int, int]]) -> list[_Region]:
-    """The changes of an edit script from ``base`` to ``other``, as regions of ``base``."""
+def _regions(
+    old: list[Line], new: list[Line], script: list[tuple[int, int]], *, of_new: bool = False
+) -> list[_Region]:
+    """The changes of an edit script from ``old`` to ``new``, as regions of ``old`` replaced
+    by lines of ``new``; ``of_new``: as regions of ``new`` replaced by lines of ``old`` (what
+    undoing each change replaces, and with what)."""
     found: list[_Region] = []
-    x = y = 0
-    start = taken = -1
-    for op, count in [*script, (EQUAL, 0)]:
-        if op == EQUAL:
-            if start >= 0:
-                found.append(_Region(start, x, other[taken:y]))
-                start = -1
-            x += count
-            y += count
-            continue
-        if start < 0:
-            start, taken = x, y
-        if op == INSERT:
-            y += count
-        else:
-            x += count
-    return found
-
-
-def _undone(start: list[Line], end: list[Line], script: list[tuple[int, int]]) -> list[_Region]:
-    """The changes of the turn's script (``start`` to ``end``) as regions of ``end``: what
-    undoing each of them replaces, and with what."""
-    found: list[_Region] = []
-    x = y = 0
+    x = y = 0  # positions in old and new
     first = taken = -1
     for op, count in [*script, (EQUAL, 0)]:
         if op == EQUAL:
             if first >= 0:
-                found.append(_Region(first, y, start[taken:x]))
+                found.append(
+                    _Region(first, y, old[taken:x]) if of_new else _Region(first, x, new[taken:y])
+                )
                 first = -1
             x += count
             y += count
             continue
         if first < 0:
-            first, taken = y, x
+            first, taken = (y, x) if of_new else (x, y)
         if op == INSERT:
             y += count
         else:
@@ -212,7 +195,7 @@ def merge(start: str, end: str, now: str, *, max_edits: int = MERGE_EDITS) -> Me
     later = edit_script(e, c, max_edits)
     if turn is None or later is None:
         return MergeResult(None, capped=True)
-    undo = _undone(s, e, turn)
+    undo = _regions(s, e, turn, of_new=True)
     kept = _regions(e, c, later)
     patch = hunks(s, e, turn)
     touched: list[ConflictHunk] = []
