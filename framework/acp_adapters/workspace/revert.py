@@ -277,9 +277,6 @@ def plan(
     for path, start, end in sorted(files, key=lambda file: file[0]):
         try:
             now, expected = read(roots, path)
-        except OutsideError:
-            result.conflicts.append(Conflict(path, "outside the session's folders"))
-            continue
         except LinkInPathError:
             # Beneath a link nothing is there, as the checkpoints see it (they follow no
             # link); a file can be put back only where this revert replaces the link.
@@ -287,17 +284,11 @@ def plan(
             if start is not None and not _replaces_link(roots, path, result):
                 result.conflicts.append(Conflict(path, "a folder on its path is a link now"))
                 continue
-        except IsADirectoryError:
-            result.conflicts.append(Conflict(path, "a folder is there now"))
-            continue
-        except NotRegularFileError:
-            result.conflicts.append(Conflict(path, "a FIFO, socket or device is there now"))
-            continue
-        except FileTooLargeError:
-            result.conflicts.append(Conflict(path, "too large to compare now"))
-            continue
-        except NotADirectoryError:
-            result.conflicts.append(Conflict(path, "a file is where a folder of its path was"))
+        except (OutsideError, OSError) as error:
+            why = next((w for kind, w in _UNREADABLE if isinstance(error, kind)), None)
+            if why is None:
+                raise
+            result.conflicts.append(Conflict(path, why))
             continue
         if _same(now, end):
             result.actions.append(Action(path, start, expected))
@@ -306,6 +297,16 @@ def plan(
         else:
             _merged(result, path, start, end, now, expected)
     return result
+
+
+#: What stands at a path now that a revert cannot compare with what the turn left, and why.
+_UNREADABLE: tuple[tuple[type[BaseException], str], ...] = (
+    (OutsideError, "outside the session's folders"),
+    (IsADirectoryError, "a folder is there now"),
+    (NotRegularFileError, "a FIFO, socket or device is there now"),
+    (FileTooLargeError, "too large to compare now"),
+    (NotADirectoryError, "a file is where a folder of its path was"),
+)
 
 
 def _replaces_link(roots: Roots, path: str, result: RevertPlan) -> bool:
