@@ -34,8 +34,9 @@ from ..plugin.permissions import (
     PermissionQuery,
     kind_rank,
 )
+from ..projection.files import edit_result, fragments_by_path
 from ..protocol import Version, agent_methods, parse_agent_request, parse_elicitation_answer
-from ..runtime import DiffV1, ToolCall
+from ..runtime import ToolCall
 from ..runtime.commands import command_argv, command_line
 from ..runtime.paths import tool_call_paths
 from ..timeline.items import FileChangeItem
@@ -120,25 +121,6 @@ class _Approved:
         if self.bound_to_result and content != self.result:
             return "the content is not what the allowed edit gives"
         return None
-
-
-def _approved_result(call: ToolCall, path: str, current: str | None, resolve: Any) -> str | None:
-    """The content the edits a tool call proposes for ``path`` give, from ``current`` (None:
-    not known, or the edit does not apply to it)."""
-    text = current
-    found = False
-    for item in call.content or call.diffs_proposed:
-        if not isinstance(item, DiffV1) or resolve(item.path) != path:
-            continue
-        found = True
-        old = item.old_text
-        if old is None or (old == "" and not text) or (text is not None and text == old):
-            text = item.new_text
-        elif text is not None and old and text.count(old) == 1:
-            text = text.replace(old, item.new_text, 1)
-        else:
-            return None
-    return text if found else None
 
 
 class AgentRequests:
@@ -461,10 +443,13 @@ class AgentRequests:
         view = self.session.projector.state.view()
         workspace = self.session.workspace
         found: dict[str, _Approved] = {}
+        fragments = fragments_by_path(call, view)
         for named in tool_call_paths(call)[: DISK_PATHS * 4]:
             path = view.resolve(named)
-            current = workspace.read_confined(path, DISK_READ_LIMIT)
-            result = _approved_result(call, path, current, view.resolve)
+            result = None
+            if path in fragments:
+                current = workspace.read_confined(path, DISK_READ_LIMIT)
+                result = edit_result(current, fragments[path])
             found[path] = _Approved(workspace.identity(path), result, result is not None)
         return found
 

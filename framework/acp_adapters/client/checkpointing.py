@@ -89,10 +89,15 @@ def _shared_checkpoints(roots: Sequence[Path], options: Checkpointing) -> _Share
                     own, folder=options.folder, ignore=options.ignore, limits=options.limits
                 )
             )
-            weakref.finalize(found, own.close)
-            weakref.finalize(found, found.checkpoints.close)
+            weakref.finalize(found, _close, found.checkpoints, own)
             _shared[key] = found
         return found
+
+
+def _close(checkpoints: Checkpoints, roots: Roots) -> None:
+    """The last session of a workspace is gone: its scanner and store, then its folders."""
+    checkpoints.close()
+    roots.close()
 
 
 class LiveCheckpoints:
@@ -112,27 +117,36 @@ class LiveCheckpoints:
         """Held while the workspace's checkpoints are being taken (one pass at a time)."""
         return self._shared.lock
 
-    def _take(self, reason: str, turn: int, tool_call_id: str | None = None) -> CheckpointRecord:
+    def _take(self) -> CheckpointRecord:
         with self._shared.lock:
             return self.checkpoints.take()
 
+    @staticmethod
     def _lines(
-        self,
-        record: CheckpointRecord,
+        ident: str,
         reason: str,
         turn: int,
         changes: list[FileChange],
+        *,
+        files: int,
+        notes: Sequence[str] = (),
         tool_call_id: str | None = None,
     ) -> Lines:
+        """A checkpoint's line, and its changes as :meth:`render` takes them."""
         head: dict[str, Any] = {
-            "id": record.id,
+            "id": ident,
             "reason": reason,
             "turn": turn,
             "toolCallId": tool_call_id,
-            "files": record.files,
-            "notes": list(record.notes),
+            "files": files,
+            "notes": list(notes),
         }
-        return head, [(record.id, change, tool_call_id) for change in changes]
+        return head, [(ident, change, tool_call_id) for change in changes]
+
+    def _record_lines(
+        self, record: CheckpointRecord, reason: str, turn: int, changes: list[FileChange]
+    ) -> Lines:
+        return self._lines(record.id, reason, turn, changes, files=record.files, notes=record.notes)
 
     def render(self, change: Any) -> dict[str, Any]:
         """The ``change`` line of one change (its texts read from the store now)."""
@@ -150,60 +164,53 @@ class LiveCheckpoints:
         }
 
     def opened(self) -> Lines | None:
-        record = self._take("session", 0)
+        record = self._take()
         if self.changes.start is None:  # a turn that started first has its own start
             self.changes.started(record)
-        return self._lines(record, "session", 0, [])
+        return self._record_lines(record, "session", 0, [])
 
     def turn_started(self, turn: int) -> Lines | None:
-        record = self._take("turn_start", turn)
+        record = self._take()
         self.changes.started(record)
-        return self._lines(record, "turn_start", turn, [])
+        return self._record_lines(record, "turn_start", turn, [])
 
     def tool_call(self, turn: int, tool_call_id: str, paths: Sequence[str]) -> Lines | None:
         with self._shared.lock:
             found = self.changes.tool_call(paths)
         if not found:
             return None
-        head: dict[str, Any] = {
-            "id": f"tool:{tool_call_id}",
-            "reason": "tool_call",
-            "turn": turn,
-            "toolCallId": tool_call_id,
-            "files": len(found),
-            "notes": [],
-        }
-        return head, [(head["id"], change, tool_call_id) for change in found]
+        ident = f"tool:{tool_call_id}"
+        return self._lines(
+            ident, "tool_call", turn, found, files=len(found), tool_call_id=tool_call_id
+        )
 
     def turn_ended(self, turn: int) -> Lines | None:
-        record = self._take("turn_end", turn)
+        record = self._take()
         with self._shared.lock:
             found = self.changes.ended(record)
-        return self._lines(record, "turn_end", turn, found)
+        return self._record_lines(record, "turn_end", turn, found)
 
     def request(self, turn: int) -> Lines | None:
-        return self._lines(self._take("request", turn), "request", turn, [])
+        return self._record_lines(self._take(), "request", turn, [])
 
 
 def render_batch(
     taker: CheckpointTaker, pending: list[Any], start: int
 ) -> tuple[list[dict[str, Any]], int]:
-    """The ``change`` lines of ``pending`` from ``start``, as many as fit in
-    :data:`BATCH_CHARS` of text (one at least), and where the next batch starts."""
+    """The ``change`` lines of ``pending`` from ``start``, until they hold
+    :data:`BATCH_CHARS` of text (the last may pass it: each is made once), and where the
+    next batch starts."""
     lines: list[dict[str, Any]] = []
     size = 0
     at = start
-    while at < len(pending):
+    while at < len(pending) and size < BATCH_CHARS:
         line = taker.render(pending[at])
-        weight = sum(
+        lines.append(line)
+        size += sum(
             len(side.get("text") or "")
             for side in (line.get("before"), line.get("after"))
             if isinstance(side, dict)
         )
-        if lines and size + weight > BATCH_CHARS:
-            break
-        lines.append(line)
-        size += weight
         at += 1
     return lines, at
 

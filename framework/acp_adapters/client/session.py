@@ -398,9 +398,12 @@ class Session:
         """Whether the session checkpoints its folders."""
         return self._checkpointer is not None
 
-    async def _checkpoint(self, kind: str, *args: Any) -> dict[str, Any] | None:
+    async def _checkpoint(
+        self, kind: str, *args: Any, raising: bool = False
+    ) -> dict[str, Any] | None:
         """Take one checkpoint (``kind``: what the taker is told) in a worker thread, and send
-        its lines into the traffic; its ``checkpoint`` line, or None."""
+        its lines into the traffic; its ``checkpoint`` line, or None. One that fails is a
+        ``checkpoint`` problem (``raising``: and its error is raised)."""
         taker = self._checkpointer
         if taker is None:
             return None
@@ -413,6 +416,8 @@ class Session:
                 )
             except (CheckpointError, OSError) as error:
                 self.agent.problems.append(Problem("checkpoint", f"{kind}: {error}"[:500]))
+                if raising:
+                    raise CheckpointError(f"the checkpoint failed: {error}") from error
                 return None
             if lines is None:
                 return None
@@ -433,10 +438,9 @@ class Session:
         """
         if self._checkpointer is None:
             raise CheckpointError("this session takes no checkpoints (connect(checkpoints=...))")
-        head = await self._checkpoint("request", self.projector.state.turn)
-        if head is None:
-            problem = next((p for p in reversed(self.problems) if p.kind == "checkpoint"), None)
-            raise CheckpointError(problem.detail if problem else "the checkpoint failed")
+        head = await self._checkpoint("request", self.projector.state.turn, raising=True)
+        if head is None:  # a replay whose capture recorded no such checkpoint
+            raise CheckpointError("no checkpoint was taken here")
         return CheckpointMark(
             id=head["id"],
             reason=head["reason"],

@@ -335,18 +335,27 @@ def file_contents_from_known(tool_call: ToolCall, session: SessionView) -> DiskC
         if known is None or not known.kept:
             # Nothing to check this file against: the agent's diff stands, for every file.
             return DiskContents([], [])
-        content, first = known.content, fragments[0]
-        if len(fragments) == 1 and content is None and not first.old_text:
-            files.append(FileContents(path, None, first.new_text))
-        elif len(fragments) == 1 and content is not None and first.old_text in (None, content):
-            files.append(FileContents(path, content, first.new_text))
-        elif content is not None and (
-            (applied := _forward(content, fragments, strict=False)) is not None
-        ):
-            files.append(FileContents(path, content, applied))
-        else:
+        result = edit_result(known.content, fragments)
+        if result is None:
             unplaced.append(path)
+        else:
+            files.append(FileContents(path, known.content, result))
     return DiskContents(files, unplaced)
+
+
+def edit_result(content: str | None, fragments: list[DiffV1]) -> str | None:
+    """What an edit's fragments of one file make of its ``content`` (None: no such file):
+    a file created (no ``oldText``, or an empty one, where there was none), replaced whole
+    (no ``oldText``, or the whole content as it), or each ``oldText`` found once and replaced
+    in turn; None when they cannot be placed in it."""
+    if not fragments:
+        return None
+    first = fragments[0]
+    if len(fragments) == 1 and content is None and not first.old_text:
+        return first.new_text
+    if len(fragments) == 1 and content is not None and first.old_text in (None, content):
+        return first.new_text
+    return _forward(content, fragments, strict=False) if content is not None else None
 
 
 # --- the workspace's checkpoints ------------------------------------------------------------
