@@ -9,12 +9,15 @@ live session gave must come again from ``project_capture`` of its recording.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import acp_adapters
+from acp_adapters.store.base import Thread
 from acp_adapters.store.open import open_store
 from acp_adapters.store.patches import RevertConflict, revert_turn, thread_turn_files
 from workspace_helpers import (
@@ -57,16 +60,21 @@ async def test_every_change_has_its_true_patch_live_and_from_the_recording(
     assert [portable(c, root) for c in changes(recorded.items)] == live
 
 
-async def test_a_turn_is_undone_per_hunk_keeping_the_users_edit_made_since(
-    ws: Path, tmp_path: Path
-) -> None:
-    name = "user-edit-between-turns"
+@asynccontextmanager
+async def _kept(ws: Path, tmp_path: Path, name: str) -> AsyncIterator[tuple[Any, Thread]]:
+    """Scenario ``name`` run in ``ws``, kept in a store as the thread "t"."""
     seed(ws, SCENARIOS[name])
-    db = tmp_path / "store.db"
-    async with await open_store(db) as store:
+    async with await open_store(tmp_path / "store.db") as store:
         await run_scenario(name, ws, store=store, thread="t")
         thread = await store.thread_named("t")
         assert thread is not None
+        yield store, thread
+
+
+async def test_a_turn_is_undone_per_hunk_keeping_the_users_edit_made_since(
+    ws: Path, tmp_path: Path
+) -> None:
+    async with _kept(ws, tmp_path, "user-edit-between-turns") as (store, thread):
         notes = ws / "notes.txt"
         rest = NOTES.split("\n", 1)[1]
         assert notes.read_text() == NOTES_TOP + rest.replace("note 10\n", USER_BOTTOM)
@@ -86,13 +94,7 @@ async def test_a_turn_is_undone_per_hunk_keeping_the_users_edit_made_since(
 async def test_a_later_edit_that_touches_the_turns_hunk_is_a_conflict_and_nothing_is_written(
     ws: Path, tmp_path: Path
 ) -> None:
-    name = "user-edit-between-turns"
-    seed(ws, SCENARIOS[name])
-    db = tmp_path / "store.db"
-    async with await open_store(db) as store:
-        await run_scenario(name, ws, store=store, thread="t")
-        thread = await store.thread_named("t")
-        assert thread is not None
+    async with _kept(ws, tmp_path, "user-edit-between-turns") as (store, thread):
         notes = ws / "notes.txt"
         touched = notes.read_text().replace("note 2\n", "note 2, edited beside the turn's\n")
         notes.write_text(touched)
@@ -106,14 +108,8 @@ async def test_a_later_edit_that_touches_the_turns_hunk_is_a_conflict_and_nothin
 
 
 async def test_links_swapped_after_a_turn_never_lead_a_revert_out(ws: Path, tmp_path: Path) -> None:
-    name = "swapped-links"
-    seed(ws, SCENARIOS[name])
     outside = ws.parent / "outside"
-    db = tmp_path / "store.db"
-    async with await open_store(db) as store:
-        await run_scenario(name, ws, store=store, thread="t")
-        thread = await store.thread_named("t")
-        assert thread is not None
+    async with _kept(ws, tmp_path, "swapped-links") as (store, thread):
         assert (ws / "sub").is_symlink()
         assert (ws / "existing.txt").is_symlink()
 

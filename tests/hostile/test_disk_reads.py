@@ -131,9 +131,9 @@ def _big_file(workspace: Path) -> Path:
     return big
 
 
-async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
-    connect: Any, tmp_path: Path
-) -> None:
+def _big_edit(tmp_path: Path) -> tuple[Path, Path, dict[str, Any], list[dict[str, Any]]]:
+    """A workspace with a file too large to read, and an edit of a fragment of it that the
+    agent reports (pending, then completed) and never makes."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     big = _big_file(workspace)
@@ -142,6 +142,13 @@ async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
         edit("big", "pending", content=[fragment], locations=[{"path": str(big)}]),
         edit("big", "completed"),
     ]
+    return workspace, big, fragment, steps
+
+
+async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
+    connect: Any, tmp_path: Path
+) -> None:
+    workspace, big, fragment, steps = _big_edit(tmp_path)
     # The disk reads alone (a session without checkpoints): the checkpoints would know.
     session, capture = await play(connect, workspace, steps, policy="read-only", checkpoints=False)
     reads = [line for line in disk_lines(capture) if line["toolCallId"] == "big"]
@@ -161,14 +168,7 @@ async def test_an_edit_of_a_file_too_large_to_read_makes_no_wrong_patch(
 async def test_the_checkpoints_know_a_file_too_large_to_read_did_not_change(
     connect: Any, tmp_path: Path
 ) -> None:
-    workspace = tmp_path / "ws"
-    workspace.mkdir()
-    big = _big_file(workspace)
-    fragment = {"type": "diff", "path": str(big), "oldText": "line of", "newText": "LINE OF"}
-    steps = [
-        edit("big", "pending", content=[fragment], locations=[{"path": str(big)}]),
-        edit("big", "completed"),
-    ]
+    workspace, big, _, steps = _big_edit(tmp_path)
     session, _ = await play(connect, workspace, steps, policy="read-only")
     (change,) = [i for i in session.timeline if isinstance(i, FileChangeItem)]
     # Too large for a text in the timeline, not for a hash: the file is as it was.
