@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acp_adapters.store import SCHEMA_VERSION, Commit, StoreError, Turn, open_store
+from acp_adapters.store import SCHEMA_VERSION, Commit, Owner, StoreError, Turn, open_store
 from acp_adapters.store.schema import MIGRATIONS, migration
 
 pytestmark = pytest.mark.anyio
@@ -95,7 +95,8 @@ def test_each_version_has_its_statements() -> None:
     assert len(MIGRATIONS) == SCHEMA_VERSION + 1
     assert migration(SCHEMA_VERSION) == []
     assert migration(None) == [s for version in MIGRATIONS for s in version]
-    assert migration(0) == list(MIGRATIONS[1])
+    assert migration(0) == [*MIGRATIONS[1], *MIGRATIONS[2]]
+    assert migration(1) == list(MIGRATIONS[2])
     with pytest.raises(ValueError, match="version 7"):
         migration(7)
 
@@ -104,7 +105,7 @@ async def test_a_version_0_store_opens_migrated_with_its_data(tmp_path: Path) ->
     path = tmp_path / "old.db"
     make(path, VERSION_0)
     async with await open_store(path) as store:
-        assert store.schema_version == SCHEMA_VERSION == 1
+        assert store.schema_version == SCHEMA_VERSION == 2
         (thread,) = await store.threads()
         assert (thread.id, thread.name, thread.provider, thread.cwd) == (
             "t1",
@@ -141,11 +142,47 @@ async def test_a_version_0_store_opens_migrated_with_its_data(tmp_path: Path) ->
         assert (await store.thread("t1")).command == ("agent", "--acp")
         assert (await store.turns("t1"))[1].error == "the agent exited"
         assert await store.queue_prompt("t1", [{"type": "text", "text": "next"}]) == 1
+        # And what version 2 adds: the prompt has an id and a state; the thread a lease.
+        (queued,) = await store.queued_prompts("t1")
+        assert (queued.state, len(queued.id)) == ("queued", 32)
+        owner = Owner.here()
+        assert (await store.acquire_lease("t1", owner)).owner == owner
     fresh = tmp_path / "new.db"
     async with await open_store(fresh):
         pass
     assert layout(path) == layout(fresh)
+    assert layout(path)["version"] == [("2",)]
+
+
+async def test_a_version_1_queue_waits_for_the_next_owner(tmp_path: Path) -> None:
+    # A prompt a version 1 store kept queued (its process ended before its turn) is
+    # queued for whoever owns the thread next, with an id of its own.
+    path = tmp_path / "v1.db"
+    connection = sqlite3.connect(path)
+    try:
+        for statement in migration(None)[: -len(MIGRATIONS[2])]:
+            connection.execute(statement)
+        connection.execute(
+            "INSERT INTO threads (id, provider, cwd, created_at, updated_at) "
+            "VALUES ('t1', 'generic', '/w', 1, 1)"
+        )
+        connection.execute(
+            "INSERT INTO queue (thread_id, position, prompt, queued_at) "
+            """VALUES ('t1', 3, '[{"type": "text", "text": "left"}]', 5)"""
+        )
+        connection.commit()
+    finally:
+        connection.close()
     assert layout(path)["version"] == [("1",)]
+    async with await open_store(path) as store:
+        (queued,) = await store.queued_prompts("t1")
+        assert (queued.position, queued.state, queued.id) == (3, "queued", "t1-3")
+        assert queued.prompt == [{"type": "text", "text": "left"}]
+        owner = Owner.here()
+        await store.acquire_lease("t1", owner)
+        claimed = await store.claim_prompt("t1", owner)
+        assert claimed is not None
+        assert (claimed.id, claimed.state) == ("t1-3", "running")
 
 
 async def test_a_store_is_migrated_once(tmp_path: Path) -> None:

@@ -4,14 +4,20 @@
 from __future__ import annotations
 
 from .base import (
+    LEASE_SECONDS,
+    OWNER_LOST,
     SCHEMA_VERSION,
     Commit,
     EncodedEvent,
+    Lease,
+    Owner,
+    PromptState,
     QueuedPrompt,
     Store,
     StoredEvent,
     StoreError,
     Thread,
+    ThreadBusy,
     ThreadNotFound,
     Turn,
     TurnStatus,
@@ -22,16 +28,22 @@ from .rebuild import check_thread, rebuild_items
 from .sqlite import SqliteStore
 
 __all__ = [
+    "LEASE_SECONDS",
+    "OWNER_LOST",
     "SCHEMA_VERSION",
     "STORE_ENV",
     "Commit",
     "EncodedEvent",
+    "Lease",
+    "Owner",
+    "PromptState",
     "QueuedPrompt",
     "SqliteStore",
     "Store",
     "StoreError",
     "StoredEvent",
     "Thread",
+    "ThreadBusy",
     "ThreadNotFound",
     "Turn",
     "TurnStatus",

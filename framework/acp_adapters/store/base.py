@@ -14,6 +14,9 @@ Backends: SQLite (:mod:`.sqlite`, the embedded default) and PostgreSQL (:mod:`.p
 from __future__ import annotations
 
 import abc
+import os
+import socket
+import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -24,9 +27,19 @@ from ..errors import AcpAdaptersError
 
 #: The schema version this library writes; a store of an older version is migrated when
 #: opened, one of a newer version is refused (:class:`StoreError`).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 TurnStatus = Literal["running", "completed", "failed", "cancelled"]
+#: Where a queued prompt is: waiting for whoever owns its thread (``queued``), waiting in its
+#: owner's process for the running turn (``held``), sent (``running``), or ended.
+PromptState = Literal["queued", "held", "running", "completed", "failed", "cancelled"]
+#: The states a prompt ends in.
+ENDED_PROMPT_STATES = ("completed", "failed", "cancelled")
+#: Why the turn of an owner that went away without releasing its thread failed.
+OWNER_LOST = "its owner was lost"
+#: How long a thread's lease lasts unless renewed (seconds): an owner that dies (SIGKILL, a
+#: lost machine) loses its thread this long after its last renewal.
+LEASE_SECONDS = 15.0
 
 
 class StoreError(AcpAdaptersError):
@@ -35,6 +48,59 @@ class StoreError(AcpAdaptersError):
 
 class ThreadNotFound(StoreError):
     """No thread of that id (or name)."""
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Who drives a thread: a process on a host, and a random id of its own (one per session
+    opened, so that two sessions of one process are two owners)."""
+
+    id: str
+    host: str
+    pid: int
+
+    @classmethod
+    def here(cls) -> Owner:
+        """A new owner of this process."""
+        return cls(uuid.uuid4().hex, socket.gethostname(), os.getpid())
+
+    def describe(self) -> str:
+        """The owner as its refusals name it: ``host pid 123 (owner 1a2b3c4d)``."""
+        return f"{self.host} pid {self.pid} (owner {self.id[:8]})"
+
+
+@dataclass(frozen=True)
+class Lease:
+    """A thread's owner and until when it holds the thread, by the store's clock (a
+    PostgreSQL store's is the server's, so that machines whose clocks differ agree)."""
+
+    thread_id: str
+    owner: Owner
+    taken_at: float
+    expires_at: float
+    #: Whether it had not expired when it was read.
+    live: bool = True
+    #: The owner whose expired lease this one replaced (its running turn was ended as
+    #: failed, :data:`OWNER_LOST`), when there was one.
+    replaced: Owner | None = None
+
+
+class ThreadBusy(StoreError):
+    """Another owner, alive, drives the thread (``lease``: who, and until when it renews)."""
+
+    def __init__(self, message: str, lease: Lease) -> None:
+        super().__init__(message)
+        self.lease = lease
+
+
+def busy_error(thread: str, lease: Lease) -> ThreadBusy:
+    """The refusal for a thread that ``lease``'s owner drives: who, and what to do."""
+    return ThreadBusy(
+        f"the thread {thread} is driven by {lease.owner.describe()}: queue the prompt "
+        "behind its turns (busy='queue', `run --busy queue`, `sessions send`), or wait for "
+        "its owner to let it go (an owner that died loses it when its lease expires)",
+        lease,
+    )
 
 
 @dataclass(frozen=True)
@@ -55,6 +121,9 @@ class Thread:
     updated_at: float = 0.0
     #: The agent's command line, when it was not the provider's.
     command: tuple[str, ...] | None = None
+    #: How its owner started the agent, for a worker to start it again: the policy (its
+    #: name, folders and rules), the MCP servers, the protocol version asked for.
+    launch: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -83,12 +152,26 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class QueuedPrompt:
-    """A prompt waiting for its thread's running turn to end (kept across restarts)."""
+    """A prompt of a thread's queue (kept across restarts): waiting for its turn, or run."""
 
     thread_id: str
     position: int
     prompt: list[dict[str, Any]]
     queued_at: float = 0.0
+    #: Its id (what ``run --no-wait`` and ``sessions send`` print).
+    id: str = ""
+    state: PromptState = "queued"
+    #: The turn it ran as, once sent.
+    turn: int | None = None
+    #: Why it failed or was cancelled, when it did.
+    error: str | None = None
+    #: The owner holding it (``held``) or running it (``running``).
+    owner: str | None = None
+    ended_at: float | None = None
+
+    @property
+    def ended(self) -> bool:
+        return self.state in ENDED_PROMPT_STATES
 
 
 class EncodedEvent(str):
@@ -151,6 +234,7 @@ class Store(abc.ABC):
         agent_session_id: str | None = None,
         title: str | None = None,
         command: Sequence[str] | None = None,
+        launch: Mapping[str, Any] | None = None,
     ) -> Thread:
         """A new thread. :class:`StoreError` when ``name`` is taken."""
 
@@ -168,7 +252,8 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def update_thread(self, thread_id: str, **fields: Any) -> Thread:
-        """Change a thread's ``name``, ``agent_session_id``, ``title``, ``folders``; its
+        """Change a thread's ``name``, ``agent_session_id``, ``title``, ``folders``,
+        ``launch``; its
         ``updated_at`` moves to now. :class:`ThreadNotFound`."""
 
     @abc.abstractmethod
@@ -203,17 +288,105 @@ class Store(abc.ABC):
 
     # --- the prompt queue ---------------------------------------------------------------
 
-    @abc.abstractmethod
     async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
-        """Put a prompt at the end of the thread's queue; its position."""
+        """Put a prompt at the end of the thread's queue, for whoever owns the thread; its
+        position (:meth:`enqueue` gives its id too)."""
+        return (await self.enqueue(thread_id, prompt)).position
+
+    @abc.abstractmethod
+    async def enqueue(
+        self,
+        thread_id: str,
+        prompt: Sequence[Mapping[str, Any]],
+        *,
+        held_by: Owner | None = None,
+    ) -> QueuedPrompt:
+        """Put a prompt at the end of the thread's queue: ``queued``, for whoever owns the
+        thread to run, or (``held_by``: the owner's own prompt, waiting in its process for
+        the running turn) ``held``. :class:`ThreadNotFound`."""
 
     @abc.abstractmethod
     async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
-        """The thread's queued prompts, in order."""
+        """The thread's prompts waiting for a turn (``queued`` and ``held``), in order."""
+
+    @abc.abstractmethod
+    async def queued_prompt(self, prompt_id: str) -> QueuedPrompt | None:
+        """The prompt of that id, in whatever state it is; None when there is none (its
+        thread was deleted)."""
 
     @abc.abstractmethod
     async def take_prompt(self, thread_id: str, position: int) -> None:
         """Take a prompt out of the queue (it was sent, or dropped)."""
+
+    @abc.abstractmethod
+    async def claim_prompt(self, thread_id: str, owner: Owner) -> QueuedPrompt | None:
+        """The thread's first ``queued`` prompt, now ``running`` for ``owner``; None when
+        none waits, or ``owner`` does not hold the thread's live lease."""
+
+    @abc.abstractmethod
+    async def end_prompt(
+        self,
+        prompt_id: str,
+        state: PromptState,
+        *,
+        turn: int | None = None,
+        error: str | None = None,
+    ) -> None:
+        """Say where a claimed prompt is: ``running`` as ``turn``, or ended."""
+
+    # --- who drives a thread ------------------------------------------------------------
+
+    @abc.abstractmethod
+    async def acquire_lease(
+        self, thread_id: str, owner: Owner, *, seconds: float = LEASE_SECONDS
+    ) -> Lease:
+        """Take the thread for ``owner`` until ``seconds`` from now (again, for the owner
+        that holds it: a renewal). An expired lease is replaced: its owner's running turn
+        and prompts fail (:data:`OWNER_LOST`), its held prompts go back to the queue
+        (``Lease.replaced`` says whose it was).
+
+        :raises ThreadBusy: another owner's lease has not expired.
+        :raises ThreadNotFound: no thread of that id.
+        """
+
+    @abc.abstractmethod
+    async def renew_lease(
+        self, thread_id: str, owner: Owner, *, seconds: float = LEASE_SECONDS
+    ) -> bool:
+        """Extend ``owner``'s lease to ``seconds`` from now; False when it holds none (it
+        expired and another took the thread, or the thread is gone)."""
+
+    @abc.abstractmethod
+    async def release_lease(self, thread_id: str, owner: Owner) -> None:
+        """Let the thread go (when ``owner`` holds it); whoever waits for it may take it."""
+
+    @abc.abstractmethod
+    async def lease(self, thread_id: str) -> Lease | None:
+        """Who holds the thread (``live``: whether the lease has not expired); None when
+        no one has."""
+
+    @abc.abstractmethod
+    async def claim_thread(
+        self, owner: Owner, *, seconds: float = LEASE_SECONDS, skip: Sequence[str] = ()
+    ) -> Thread | None:
+        """A thread with a ``queued`` prompt and no live owner (the one waiting longest,
+        not in ``skip``), leased to ``owner`` (as :meth:`acquire_lease`); None when there
+        is none. Two workers never claim one thread (PostgreSQL: ``FOR UPDATE SKIP
+        LOCKED``)."""
+
+    @abc.abstractmethod
+    async def lost_threads(self) -> list[str]:
+        """The threads whose lease expired while a turn or a prompt of theirs ran: the
+        turns that someone should end as failed (:func:`~.recovery.end_lost_turn`)."""
+
+    @abc.abstractmethod
+    def queue_changes(self) -> int:
+        """A count that :meth:`wait_queue` waits to see move."""
+
+    @abc.abstractmethod
+    async def wait_queue(self, seen: int, timeout: float) -> None:
+        """Return when a prompt was queued or a thread released (by any process) since
+        :meth:`queue_changes` was ``seen``, or after ``timeout`` seconds."""
 
     # --- the store ----------------------------------------------------------------------
 

@@ -48,17 +48,16 @@ from .base import (
     SCHEMA_VERSION,
     Commit,
     PreparedCommit,
-    QueuedPrompt,
     Store,
     StoredEvent,
     StoreError,
     Thread,
     ThreadNotFound,
     Turn,
-    dumps,
     event_text,
 )
 from .group import CommitGroups
+from .leases import LeaseQueries, Sql
 from .schema import VERSION_QUERY, migration
 from .sqlite import item_row, loads, thread_columns
 
@@ -66,6 +65,8 @@ T = TypeVar("T")
 
 #: The channel of the commits' notifications (payload ``'<thread id>:<last seq>'``).
 CHANNEL = "acp_adapters_events"
+#: The channel of the queue's: a prompt queued, a thread let go (payload: the thread's id).
+QUEUE_CHANNEL = "acp_adapters_queue"
 #: What a turn written again changes.
 _TURN_UPSERT = (
     "ON CONFLICT (thread_id, turn_index) DO UPDATE "
@@ -78,7 +79,8 @@ MIGRATION_LOCK = 0x6163_7061_6461_7074  # "acpadapt"
 CONNECT_TIMEOUT = 10
 
 _THREAD_COLUMNS = (
-    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, command"
+    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, "
+    "command, launch"
 )
 
 
@@ -126,6 +128,7 @@ def _thread_of(row: Sequence[Any]) -> Thread:
         created_at=row[7],
         updated_at=row[8],
         command=tuple(command) if command is not None else None,
+        launch=loads(row[10]) if row[10] is not None else None,
     )
 
 
@@ -157,7 +160,7 @@ class _Lost(Exception):
     """The connection went away before the transaction was committed: run it again."""
 
 
-class PostgresStore(Store):
+class PostgresStore(LeaseQueries, Store):
     """A store in a PostgreSQL database (see the module's documentation); open it with
     :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
 
@@ -184,6 +187,8 @@ class PostgresStore(Store):
         self._followers: dict[str, int] = {}
         #: The commits waiting for the one connection, written a group at a time.
         self._groups = CommitGroups(self._write_group)
+        #: How many times the queue was seen to move (:meth:`wait_queue`).
+        self._queue_count = 0
 
     @classmethod
     async def open(cls, url: str) -> PostgresStore:
@@ -286,6 +291,7 @@ class PostgresStore(Store):
         agent_session_id: str | None = None,
         title: str | None = None,
         command: Sequence[str] | None = None,
+        launch: Mapping[str, Any] | None = None,
     ) -> Thread:
         columns = _checked(
             thread_columns(
@@ -297,6 +303,7 @@ class PostgresStore(Store):
                     "agent_session_id": agent_session_id,
                     "title": title,
                     "command": command,
+                    "launch": launch,
                 }
             )
         )
@@ -307,8 +314,8 @@ class PostgresStore(Store):
             try:
                 con.execute(
                     "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
-                    "title, command, created_at, updated_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "title, command, launch, created_at, updated_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     (
                         thread_id,
                         columns["provider"],
@@ -318,6 +325,7 @@ class PostgresStore(Store):
                         columns["folders"],
                         columns["title"],
                         columns["command"],
+                        columns["launch"],
                         now,
                         now,
                     ),
@@ -663,6 +671,7 @@ class PostgresStore(Store):
             connection = _connect(self._url, self.location, self._secret)
             try:
                 connection.execute(f"LISTEN {CHANNEL}")
+                connection.execute(f"LISTEN {QUEUE_CHANNEL}")
             except psycopg.Error as exc:
                 connection.close()
                 raise StoreError(_why(self.location, self._secret, exc)) from None
@@ -694,50 +703,44 @@ class PostgresStore(Store):
             await self._listening()
             return
         for notification in notifications:
+            if notification.channel == QUEUE_CHANNEL:
+                self._queue_count += 1
+                continue
             thread_id, _, _ = notification.payload.rpartition(":")
             if thread_id in self._wakeups:
                 self._wakeups[thread_id] += 1
 
-    # --- the prompt queue ---------------------------------------------------------------
+    # --- the leases and the queue (:mod:`.leases`) ---------------------------------------
 
-    async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
-        text = dumps([dict(block) for block in prompt], "the prompt")
+    #: Two workers never claim one thread: the one that locked its row first has it.
+    _claim_lock = "FOR UPDATE OF t SKIP LOCKED"
 
-        def queue(con: psycopg.Connection[Any]) -> int:
-            self._known(con, thread_id, lock=True)
-            row = con.execute(
-                "INSERT INTO queue (thread_id, position, prompt, queued_at) "
-                "SELECT %s, COALESCE(MAX(position), 0) + 1, %s, %s FROM queue "
-                "WHERE thread_id = %s RETURNING position",
-                (thread_id, text, self._now(), thread_id),
-            ).fetchone()
+    async def _transact(self, function: Callable[[Sql], T]) -> T:
+        def run(con: psycopg.Connection[Any]) -> T:
+            # The server's clock: the leases of machines whose clocks differ agree.
+            row = con.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8").fetchone()
             assert row is not None
-            return int(row[0])
+            return function(Sql(con, "%s", float(row[0]), loads, " FOR UPDATE"))
 
-        return await self._run(queue)
+        return await self._run(run)
 
-    async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
-        def read(con: psycopg.Connection[Any]) -> list[QueuedPrompt]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT position, prompt, queued_at FROM queue WHERE thread_id = %s "
-                "ORDER BY position",
-                (thread_id,),
-            ).fetchall()
-            return [
-                QueuedPrompt(thread_id, int(position), loads(prompt), queued_at)
-                for position, prompt, queued_at in rows
-            ]
+    def _notify_queue(self, sql: Sql, thread_id: str) -> None:
+        sql.run("SELECT pg_notify(?, ?)", (QUEUE_CHANNEL, thread_id))
 
-        return await self._run(read)
+    def _queue_moved(self) -> None:
+        self._queue_count += 1
 
-    async def take_prompt(self, thread_id: str, position: int) -> None:
-        def take(con: psycopg.Connection[Any]) -> None:
-            con.execute(
-                "DELETE FROM queue WHERE thread_id = %s AND position = %s", (thread_id, position)
-            )
+    def queue_changes(self) -> int:
+        return self._queue_count + self._epoch
 
-        await self._run(take)
+    async def wait_queue(self, seen: int, timeout: float) -> None:
+        with anyio.move_on_after(timeout):
+            await self._listening()
+            while self.queue_changes() == seen:
+                async with self._listen_lock:
+                    if self.queue_changes() != seen:
+                        return
+                    await self._read_notifications()
 
     # --- the store ----------------------------------------------------------------------
 

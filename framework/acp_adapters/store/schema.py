@@ -13,7 +13,10 @@ PostgreSQL ``jsonb`` could not hold ``\\u0000``, nor keep a lone surrogate), ``B
 ``REFERENCES ... ON DELETE CASCADE`` (SQLite enforces them with ``PRAGMA foreign_keys=ON``).
 
 Version 0 is the first draft of the store: threads, turns, events and items. Version 1 adds a
-thread's ``command``, a turn's ``error`` and the prompt queue.
+thread's ``command``, a turn's ``error`` and the prompt queue. Version 2 adds the leases (who
+drives a thread, until when), a thread's ``launch`` (how a worker starts its agent again) and
+the queued prompts' ids and states (a prompt is kept once run: the turn it ran as, and how
+it ended).
 """
 
 from __future__ import annotations
@@ -78,6 +81,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             PRIMARY KEY (thread_id, position)
         )""",
         "UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+    ),
+    # --- version 2 -------------------------------------------------------------------------
+    (
+        "ALTER TABLE threads ADD COLUMN launch TEXT",
+        "ALTER TABLE queue ADD COLUMN id TEXT",
+        "ALTER TABLE queue ADD COLUMN state TEXT NOT NULL DEFAULT 'queued'",
+        "ALTER TABLE queue ADD COLUMN owner TEXT",
+        "ALTER TABLE queue ADD COLUMN turn_index INTEGER",
+        "ALTER TABLE queue ADD COLUMN error TEXT",
+        "ALTER TABLE queue ADD COLUMN ended_at DOUBLE PRECISION",
+        # A prompt queued before version 2 waits for whoever owns its thread next.
+        "UPDATE queue SET id = thread_id || '-' || CAST(position AS TEXT)",
+        "CREATE UNIQUE INDEX queue_id ON queue (id)",
+        "CREATE INDEX queue_state ON queue (state, queued_at)",
+        """CREATE TABLE leases (
+            thread_id TEXT PRIMARY KEY REFERENCES threads (id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            host TEXT NOT NULL,
+            pid BIGINT NOT NULL,
+            taken_at DOUBLE PRECISION NOT NULL,
+            expires_at DOUBLE PRECISION NOT NULL
+        )""",
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
     ),
 )
 

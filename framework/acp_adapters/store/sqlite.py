@@ -42,7 +42,6 @@ from .base import (
     SCHEMA_VERSION,
     Commit,
     PreparedCommit,
-    QueuedPrompt,
     Store,
     StoredEvent,
     StoreError,
@@ -53,6 +52,7 @@ from .base import (
     event_text,
 )
 from .group import CommitGroups
+from .leases import LeaseQueries, Sql
 from .schema import VERSION_QUERY, migration
 
 T = TypeVar("T")
@@ -68,10 +68,20 @@ ENCODED_IN_LOOP = 200
 BUSY_TIMEOUT = 10.0
 
 #: The thread's fields a commit or :meth:`SqliteStore.update_thread` may change.
-THREAD_FIELDS = ("name", "provider", "cwd", "agent_session_id", "folders", "title", "command")
+THREAD_FIELDS = (
+    "name",
+    "provider",
+    "cwd",
+    "agent_session_id",
+    "folders",
+    "title",
+    "command",
+    "launch",
+)
 
 _THREAD_COLUMNS = (
-    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, command"
+    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, "
+    "command, launch"
 )
 
 
@@ -110,6 +120,7 @@ def _thread_of(row: Sequence[Any]) -> Thread:
         created_at=row[7],
         updated_at=row[8],
         command=tuple(command) if command is not None else None,
+        launch=loads(row[10]) if row[10] is not None else None,
     )
 
 
@@ -138,6 +149,10 @@ def thread_columns(fields: Mapping[str, Any]) -> dict[str, Any]:
             columns[key] = dumps([os.fspath(folder) for folder in value], "the folders")
         elif key == "command":
             columns[key] = None if value is None else dumps([str(p) for p in value], "the command")
+        elif key == "launch":
+            if value is not None and not isinstance(value, Mapping):
+                raise StoreError(f"a thread's launch is an object or None, not {value!r}")
+            columns[key] = None if value is None else dumps(dict(value), "the launch")
         elif key in ("provider", "cwd"):
             if not isinstance(value, str):
                 raise StoreError(f"a thread's {key} is a string, not {value!r}")
@@ -164,7 +179,7 @@ def _taken(exc: sqlite3.IntegrityError) -> bool:
     return "threads.name" in str(exc)
 
 
-class SqliteStore(Store):
+class SqliteStore(LeaseQueries, Store):
     """A store in one SQLite file (see the module's documentation); open it with
     :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
 
@@ -185,6 +200,10 @@ class SqliteStore(Store):
         self._last_time = 0.0
         #: How often followers look for other processes' commits (seconds).
         self.poll_seconds = POLL_SECONDS
+        #: How many times this store saw its queue move (:meth:`wait_queue`).
+        self._queue_count = 0
+        self._queue_event = anyio.Event()
+        self._data_version: int | None = None
 
     @classmethod
     async def open(
@@ -248,6 +267,7 @@ class SqliteStore(Store):
         agent_session_id: str | None = None,
         title: str | None = None,
         command: Sequence[str] | None = None,
+        launch: Mapping[str, Any] | None = None,
     ) -> Thread:
         columns = thread_columns(
             {
@@ -258,6 +278,7 @@ class SqliteStore(Store):
                 "agent_session_id": agent_session_id,
                 "title": title,
                 "command": command,
+                "launch": launch,
             }
         )
         thread_id = uuid.uuid4().hex
@@ -267,7 +288,8 @@ class SqliteStore(Store):
             try:
                 con.execute(
                     "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
-                    "title, command, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "title, command, launch, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         thread_id,
                         columns["provider"],
@@ -277,6 +299,7 @@ class SqliteStore(Store):
                         columns["folders"],
                         columns["title"],
                         columns["command"],
+                        columns["launch"],
                         now,
                         now,
                     ),
@@ -587,54 +610,44 @@ class SqliteStore(Store):
                 with anyio.move_on_after(self.poll_seconds):
                     await changed.wait()
 
-    # --- the prompt queue ---------------------------------------------------------------
+    # --- the leases and the queue (:mod:`.leases`) ---------------------------------------
 
-    async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
-        text = dumps([dict(block) for block in prompt], "the prompt")
-
-        def queue(con: sqlite3.Connection) -> int:
+    async def _transact(self, function: Callable[[Sql], T]) -> T:
+        def run(con: sqlite3.Connection) -> T:
             con.execute("BEGIN IMMEDIATE")
             try:
-                self._known(con, thread_id)
-                (position,) = con.execute(
-                    "SELECT COALESCE(MAX(position), 0) + 1 FROM queue WHERE thread_id = ?",
-                    (thread_id,),
-                ).fetchone()
-                con.execute(
-                    "INSERT INTO queue (thread_id, position, prompt, queued_at) "
-                    "VALUES (?, ?, ?, ?)",
-                    (thread_id, position, text, self._now()),
-                )
+                result = function(Sql(con, "?", time.time(), loads))
                 con.execute("COMMIT")
             except BaseException:
                 _rollback(con)
                 raise
-            return int(position)
+            return result
 
-        return await self._run(queue)
+        return await self._run(run)
 
-    async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
-        def read(con: sqlite3.Connection) -> list[QueuedPrompt]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT position, prompt, queued_at FROM queue WHERE thread_id = ? "
-                "ORDER BY position",
-                (thread_id,),
-            ).fetchall()
-            return [
-                QueuedPrompt(thread_id, position, loads(prompt), queued_at)
-                for position, prompt, queued_at in rows
-            ]
+    def _notify_queue(self, sql: Sql, thread_id: str) -> None:
+        """Other processes see the queue move at their next look (:data:`POLL_SECONDS`)."""
 
-        return await self._run(read)
+    def _queue_moved(self) -> None:
+        self._queue_count += 1
+        moved, self._queue_event = self._queue_event, anyio.Event()
+        moved.set()
 
-    async def take_prompt(self, thread_id: str, position: int) -> None:
-        def take(con: sqlite3.Connection) -> None:
-            con.execute(
-                "DELETE FROM queue WHERE thread_id = ? AND position = ?", (thread_id, position)
-            )
+    def queue_changes(self) -> int:
+        return self._queue_count
 
-        await self._run(take)
+    async def wait_queue(self, seen: int, timeout: float) -> None:
+        # This store's own changes wake it at once; another process's commits are seen at
+        # the next look (``PRAGMA data_version`` moves with every commit of another
+        # connection: what it committed may be a prompt, and the waiter looks).
+        with anyio.move_on_after(timeout):
+            while self._queue_count == seen:
+                with anyio.move_on_after(self.poll_seconds):
+                    await self._queue_event.wait()
+                version = await self._run(_data_version)
+                if version != self._data_version:
+                    self._data_version = version
+                    self._queue_count += 1
 
     # --- the store ----------------------------------------------------------------------
 
@@ -680,6 +693,11 @@ def _prepared(
         _json.dumps(events),
         _json.dumps(items),
     )
+
+
+def _data_version(con: sqlite3.Connection) -> int:
+    (version,) = con.execute("PRAGMA data_version").fetchone()
+    return int(version)
 
 
 def _has_json_each(connection: sqlite3.Connection) -> bool:
