@@ -172,21 +172,25 @@ class FailingStore(Store):
     def follow(self, thread_id: str, *, after: int = 0) -> Any:
         return self.inner.follow(thread_id, after=after)
 
-    async def queue_prompt(self, thread_id: str, prompt: Any) -> int:
-        return await self.inner.queue_prompt(thread_id, prompt)
-
-    async def queued_prompts(self, thread_id: str) -> Any:
-        return await self.inner.queued_prompts(thread_id)
-
-    async def take_prompt(self, thread_id: str, position: int) -> None:
-        await self.inner.take_prompt(thread_id, position)
-
     @property
     def schema_version(self) -> int:
         return self.inner.schema_version
 
     async def close(self) -> None:
         await self.inner.close()
+
+
+def _passed_on(name: str) -> Any:
+    def call(self: FailingStore, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self.inner, name)(*args, **kwargs)
+
+    return call
+
+
+# The queue and the leases: as the store it wraps has them.
+for _name in sorted(Store.__abstractmethods__ - set(vars(FailingStore))):
+    setattr(FailingStore, _name, _passed_on(_name))
+FailingStore.__abstractmethods__ = frozenset()
 
 
 async def test_a_store_that_fails_does_not_stop_the_session_and_catches_up(
@@ -223,7 +227,7 @@ import acp_adapters
 async def main() -> None:
     command = [sys.executable, sys.argv[1], "--offer", "resume"]
     async with acp_adapters.connect(
-        command=command, cwd=sys.argv[2], store=sys.argv[3], thread="work"
+        command=command, cwd=sys.argv[2], store=sys.argv[3], thread="work", lease_seconds=0.5
     ) as session:
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(session.prompt, "slow")
@@ -263,6 +267,7 @@ async def test_a_queued_prompt_survives_the_process_and_runs_when_the_thread_goe
         finally:
             keeper.send_signal(signal.SIGKILL)
             keeper.wait()
+    await anyio.sleep(0.6)  # its lease expires: the thread is anyone's
     async with acp_adapters.connect(
         command=agent("--offer", "resume"), cwd=workspace, env=env, store=db, thread="work"
     ) as session:

@@ -42,7 +42,7 @@ from .registry import ensure_installed, registry
 from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps, dumps_line
-from .sessions import sessions
+from .sessions import queue_prompts, sessions
 from .settings import Settings, parse_setting
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -391,6 +391,20 @@ def _terminal(stream: Any) -> bool:
     "in your data folder, or ACP_ADAPTERS_STORE).",
 )
 @click.option(
+    "--busy",
+    type=click.Choice(["queue", "fail"]),
+    default="queue",
+    show_default=True,
+    help="When another process drives the -s session: queue the prompt behind its turns and "
+    "print the turn as it lands (queue), or exit 10 naming it (fail).",
+)
+@click.option(
+    "--no-wait",
+    is_flag=True,
+    help="With -s: queue the prompts for whoever drives the session (a running owner, a "
+    "worker), print their ids and exit.",
+)
+@click.option(
     "--prompt",
     "prompts",
     metavar="TEXT",
@@ -441,6 +455,8 @@ def run(
     resume: str | None,
     thread: str | None,
     store: str | None,
+    busy: str,
+    no_wait: bool,
     prompts: tuple[str, ...],
     model: str | None,
     mode: str | None,
@@ -506,6 +522,27 @@ def run(
     if not texts and not interactive:
         raise click.UsageError("give a prompt: acp-adapters run ... PROMPT")
     pm = get_plugin_manager()
+    if no_wait:
+        if thread is None:
+            raise click.UsageError("--no-wait queues for a named session: pass -s NAME")
+        if not texts:
+            raise click.UsageError("--no-wait takes its prompts as words or --prompt")
+        for queued in anyio.run(
+            partial(
+                queue_prompts,
+                store,
+                thread,
+                texts,
+                provider=provider,
+                command=command,
+                cwd=cwd,
+                policy=Policy(name=approve, rules=rules),
+                mcp_servers=servers,
+                pm=pm,
+            )
+        ):
+            click.echo(queued.id)
+        return
     if command is None and provider is not None:
         chosen = ProviderRegistry.collect(pm).get(provider)
         if (
@@ -548,6 +585,7 @@ def run(
             resume=resume,
             thread=thread,
             store=store,
+            busy="fail" if busy == "fail" else "queue",
         )
     )
     folder = os.path.abspath(cwd)

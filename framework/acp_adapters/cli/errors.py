@@ -45,6 +45,7 @@ from ..errors import (
     PluginLoadError,
     UnknownProviderError,
 )
+from ..store.base import ThreadBusy
 from ..transport import ConnectionClosed, RpcError
 from .render import printable
 
@@ -57,6 +58,8 @@ EXIT_MCP_SERVER = 6
 EXIT_SESSION_OPTION = 7
 EXIT_QUESTION = 8
 EXIT_CONFLICT = 9
+#: Another owner, alive, drives the named session (``run --busy fail``).
+EXIT_BUSY = 10
 #: The code ``timeout(1)`` exits with when its command ran out of time.
 EXIT_TIMEOUT = 124
 #: A signal stopped the command: 128 + its number, as a shell reports a command it killed.
@@ -151,6 +154,13 @@ def _explain(error: BaseException) -> tuple[int, str]:
         return EXIT_FAILED, (
             f"{_one_line(str(error))}; leave that plugin out with "
             "ACP_ADAPTERS_DISABLE_PLUGINS=<its name>"
+        )
+    if isinstance(error, ThreadBusy):
+        owner = error.lease.owner
+        return EXIT_BUSY, (
+            f"the session is driven by {owner.describe()}: run without --busy fail to queue "
+            "the prompt behind its turns, or `acp-adapters sessions send` it and "
+            "`sessions follow` the session"
         )
     if isinstance(error, AcpAdaptersError | OSError):
         return EXIT_FAILED, _one_line(str(error))

@@ -38,6 +38,7 @@ from ..client import (
     SessionChange,
     connect,
 )
+from ..client.session import Busy
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
@@ -292,6 +293,7 @@ async def run_session(
     resume: str | None = None,
     thread: str | None = None,
     store: str | None = None,
+    busy: Busy = "queue",
 ) -> Outcome:
     """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
     session of the store, made or gone on with), send the prompts, one turn each, and
@@ -308,7 +310,9 @@ async def run_session(
     the terminal with ``questions_from_terminal`` (stdin holds the prompt; without a
     terminal, a question fails the run as ``--non-interactive fail`` does).
     ``non_interactive`` asks no one: ``deny`` rejects, ``fail`` cancels the turn (exit 8).
-    ``label`` is what starts, for the progress line on a terminal.
+    ``label`` is what starts, for the progress line on a terminal. ``busy``: when another
+    process drives ``thread``, queue the prompts behind its turns (each followed in the store
+    as it lands, printed as if run here), or fail (:class:`~acp_adapters.store.ThreadBusy`).
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -369,6 +373,7 @@ async def run_session(
                     mcp_servers=mcp_servers,
                     observe=observe if wants_models else None,
                     session_id=resume,
+                    busy=busy,
                     **_kept(thread, store),
                 ) as session:
                     signals.session = session

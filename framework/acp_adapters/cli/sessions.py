@@ -1,8 +1,9 @@
 """``acp-adapters sessions``: the named sessions (threads) of a store.
 
-``list`` shows them, ``show NAME`` prints one's timeline, ``patch NAME`` a turn's change of
-the files as one patch and ``revert NAME`` undoes it, ``export NAME`` writes its event log
-as a capture that ``replay`` reads, ``delete NAME`` forgets it. ``--store PATH_OR_URL``
+``list`` shows them, ``show NAME`` prints one's timeline, ``send NAME PROMPT`` queues a
+prompt for whoever drives it and ``follow NAME`` streams its items as they are committed,
+``patch NAME`` a turn's change of the files as one patch and ``revert NAME`` undoes it,
+``export NAME`` writes its event log as a capture that ``replay`` reads, ``delete NAME`` forgets it. ``--store PATH_OR_URL``
 names the store (a SQLite file, a ``postgresql://`` URL); by default the SQLite file in the
 user's data folder (``ACP_ADAPTERS_STORE`` overrides it), as ``run -s NAME`` uses.
 """
@@ -21,7 +22,7 @@ from pydantic import TypeAdapter
 
 from .. import _json
 from ..capture.recorder import CaptureRecorder
-from ..store.base import Store, Thread
+from ..store.base import QueuedPrompt, Store, Thread
 from ..store.open import default_store, open_store
 from ..store.patches import (
     FileTurn,
@@ -68,6 +69,125 @@ def _run(function: Any, store: str | None, *args: Any) -> Any:
 @click.group()
 def sessions() -> None:
     """The named sessions of a store (`run -s NAME` makes and continues them)."""
+
+
+async def queue_prompts(
+    store: str | None,
+    name: str,
+    prompts: list[str],
+    *,
+    provider: str | None,
+    command: list[str] | None,
+    cwd: str,
+    policy: Any = "ask",
+    mcp_servers: Any = (),
+    pm: Any = None,
+) -> list[QueuedPrompt]:
+    """Queue each prompt for the named session (made when new), in order."""
+    from ..client.session import enqueue
+
+    queued = []
+    async with await open_store(store if store is not None else default_store()) as opened:
+        for prompt in prompts:
+            queued.append(  # noqa: PERF401 (one after the other, in order)
+                await enqueue(
+                    opened,
+                    name,
+                    prompt,
+                    provider=provider,
+                    command=command,
+                    cwd=os.path.abspath(cwd),
+                    policy=policy,
+                    mcp_servers=mcp_servers,
+                    pm=pm,
+                )
+            )
+    return queued
+
+
+@sessions.command("send")
+@click.argument("name")
+@click.argument("prompt", nargs=-1, required=True)
+@click.option("--provider", metavar="ID", help="The agent of a new session (a provider's).")
+@click.option(
+    "--command",
+    "agent_command",
+    metavar="CMD",
+    help="The agent of a new session: its command line, instead of a provider's.",
+)
+@click.option(
+    "--cwd",
+    default=".",
+    type=click.Path(exists=True, file_okay=False),
+    help="The folder of a new session.",
+)
+@_store_option
+def send(
+    name: str,
+    prompt: tuple[str, ...],
+    provider: str | None,
+    agent_command: str | None,
+    cwd: str,
+    store: str | None,
+) -> None:
+    """Queue PROMPT for the session NAME and print its id: whoever drives the session (its
+    running owner, a `run -s NAME`, a worker) runs it in turn. A new NAME makes the
+    session, with --provider or --command and --cwd.
+
+    \b
+    acp-adapters sessions send fix-tests --provider claude --cwd ~/project "fix the tests"
+    acp-adapters sessions follow fix-tests --until-idle
+    """
+    import shlex
+
+    command = shlex.split(agent_command) if agent_command is not None else None
+    if provider is None and command is None:
+        found = _run(lambda opened: opened.thread_named(name), store)
+        if found is None:
+            raise click.UsageError(
+                f'the store has no session {name!r}: make it with --provider ID or --command "CMD"'
+            )
+        provider = found.provider
+        command = list(found.command) if found.command is not None else None
+    (queued,) = anyio.run(
+        lambda: queue_prompts(
+            store, name, [" ".join(prompt)], provider=provider, command=command, cwd=cwd
+        )
+    )
+    click.echo(queued.id)
+
+
+@sessions.command("follow")
+@click.argument("name")
+@click.option(
+    "--until-idle",
+    is_flag=True,
+    help="End once no prompt waits and no turn runs (a lost owner's turn is ended first).",
+)
+@click.option("--format", "output", type=click.Choice(["text", "jsonl"]), default="text")
+@_store_option
+def follow(name: str, until_idle: bool, output: str, store: str | None) -> None:
+    """Stream the items of the session NAME as they are committed, by any process: every
+    item, in order, from its first (until interrupted, or with --until-idle until its
+    queue is empty and no turn runs)."""
+    from ..store.following import follow_items
+
+    async def go(opened: Store) -> None:
+        thread = await _thread(opened, name)
+        renderer = Renderer(roots=(thread.cwd, os.path.realpath(thread.cwd)))
+        shown: dict[str, dict[str, Any]] = {}
+        async for item in follow_items(opened, thread.id, until_idle=until_idle):
+            if output == "jsonl":
+                click.echo(_json.dumps({"type": "item", **item}))  # as `run --format jsonl`
+                continue
+            # Text: each item once it is done (and again when it changes after).
+            if item.get("status") in ("in_progress", "pending") or shown.get(item["id"]) == item:
+                continue
+            shown[item["id"]] = item
+            for row in item_rows([_ITEMS.validate_python(item)]):
+                click.echo(renderer.block(row))
+
+    _run(go, store)
 
 
 @sessions.command("list")

@@ -30,6 +30,7 @@ import anyio
 
 from ..capture.recorder import capture_entry, entry_event
 from ..store.base import (
+    OWNER_LOST,
     Commit,
     EncodedEvent,
     Store,
@@ -193,6 +194,10 @@ class ThreadWriter:
         ]
         if errors:
             last = max(errors, key=lambda item: item.ordinal)
+            data = getattr(last, "data", None)
+            stderr = data.get("stderr") if isinstance(data, dict) else None
+            if isinstance(stderr, str) and stderr.startswith(OWNER_LOST):
+                return stderr[:2000]  # no agent exited: its owner went away
             return str(getattr(last, "message", "") or stop)[:2000]
         return f"the turn ended: {stop}"
 
@@ -378,5 +383,5 @@ async def reopened(
     if writer.session.projector.state.turn_state.state != "idle":
         writer.session.agent.saw(
             "exit",
-            {"code": None, "stderr": "the process that ran this session ended mid-turn"},
+            {"code": None, "stderr": f"{OWNER_LOST}: the process that ran it ended mid-turn"},
         )

@@ -65,7 +65,17 @@ from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..registry.launch import base_environment
 from ..runtime import CONTENT_BUDGET, CheckpointMark, SessionState
-from ..store.base import Store, StoreError, Thread, ThreadNotFound
+from ..store.base import (
+    LEASE_SECONDS,
+    Lease,
+    Owner,
+    QueuedPrompt,
+    Store,
+    StoreError,
+    Thread,
+    ThreadBusy,
+    ThreadNotFound,
+)
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.jsonrpc import (
@@ -92,6 +102,14 @@ from .checkpointing import (
     render_batch,
 )
 from .mcp import McpServer, as_servers, wire_servers
+from .ownership import (
+    HeldThread,
+    LeaseLost,
+    launch_record,
+    serve_queue,
+    stop_serving,
+    stream_claimed,
+)
 from .persistence import COMMIT_INTERVAL, StoreErrorCallback, ThreadWriter, reopened
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
 from .workspace import MissingFileRead, Workspace
@@ -117,6 +135,9 @@ class SessionChange:
     kind: str
     session: dict[str, Any]
 
+
+#: What ``connect`` does when another owner drives the thread (see :func:`connect`).
+Busy = Literal["queue", "fail"]
 
 Change = TypeVar("Change", ItemChange, "ItemChange | SessionChange")
 
@@ -288,6 +309,12 @@ class Session:
         self.thread: Thread | None = None
         #: What writes the session into its thread.
         self._writer: ThreadWriter | None = None
+        #: The session's lease on its thread (who it is as the thread's owner), if kept in
+        #: a store.
+        self.lease: HeldThread | None = None
+        #: Held while a prompt claimed from the thread's queue runs (see :mod:`.ownership`).
+        self._serving = anyio.Lock()
+        self._serving_stopped = False
         #: The turns of the prompts the thread's queue held when it was gone on with, run
         #: in order as the session opened (``connect(run_queued=True)``).
         self.restored_turns: list[TurnStream[ItemChange]] = []
@@ -1126,6 +1153,8 @@ async def connect(
     run_queued: bool = True,
     reconnect: bool | None = None,
     checkpoints: bool | Checkpointing | CheckpointTaker | None = None,
+    busy: Busy = "queue",
+    lease_seconds: float = LEASE_SECONDS,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -1173,9 +1202,19 @@ async def connect(
     :param reconnect: a prompt sent after the agent went away (it crashed) starts the agent
         again and opens the session on it (resumed, else loaded), the timeline going on;
         default: when the session is kept in a store.
-    :param run_queued: the prompts the thread's queue holds (they waited for a turn when
-        the process that ran the session ended) are sent again, in order, as the session
-        opens (``session.restored_turns``).
+    :param run_queued: the prompts the thread's queue holds (queued by other processes, or
+        left waiting by a process that ended) are sent, in order, as the session opens
+        (``session.restored_turns``), and so are those queued while it lives, between its
+        own turns. ``False`` leaves them queued.
+    :param busy: what happens when another owner, alive, drives the thread (``thread``;
+        see docs/workers.md): ``"queue"`` starts no agent, and yields a
+        :class:`~acp_adapters.client.guest.GuestSession` whose prompts go into the thread's
+        queue, each turn followed in the store as the owner commits it (and the thread
+        taken over when the owner lets it go with a prompt still waiting); ``"fail"``
+        raises :class:`~acp_adapters.store.ThreadBusy` naming the owner.
+    :param lease_seconds: how long the session's lease on its thread lasts unless renewed
+        (it is renewed every third of that while the session lives): an owner that dies
+        loses its thread that long after its last renewal.
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
         with ``("raw", text)`` for each line the agent printed that was not JSON, with
         ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
@@ -1220,6 +1259,8 @@ async def connect(
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
     :raises ConnectionClosed: the agent exited (with its exit status and stderr tail).
     """
+    # What a session that takes the thread over (:mod:`.guest`) is opened with.
+    arguments = dict(locals())
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
     chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
@@ -1256,6 +1297,10 @@ async def connect(
     )
     if not 0 <= commit_interval <= 3600:  # also refuses nan
         raise ValueError(f"commit_interval is from 0 to 3600 seconds, not {commit_interval!r}")
+    if busy not in ("queue", "fail"):
+        raise ValueError(f"busy is 'queue' or 'fail', not {busy!r}")
+    if not 0.05 <= lease_seconds <= 86400:  # also refuses nan
+        raise ValueError(f"lease_seconds is from 0.05 to 86400, not {lease_seconds!r}")
     # The store first: one that cannot be opened fails before any agent starts (or, with
     # ``on_store_error``, is reported and the session runs kept nowhere).
     the_store: Store | None = store if isinstance(store, Store) else None
@@ -1269,15 +1314,138 @@ async def connect(
             if on_store_error is None:
                 raise
             on_store_error(error)
-    if subreaper:
-        become_subreaper()
     try:
-        process = await AgentProcess.start(command, cwd=workspace.cwd, env=agent_env)
-    except FileNotFoundError as exc:
-        raise AgentNotFoundError(
-            f"cannot start the agent: {command[0]!r} was not found "
-            "(install it, or pass command=[...])"
-        ) from exc
+        held: HeldThread | None = None
+        found: Thread | None = None
+        if the_store is not None:
+            # The thread, and its lease, before any agent starts: no two agents drive it.
+            found = await _find_thread(
+                the_store,
+                thread,
+                chosen,
+                workspace,
+                command,
+                launch_record(the_policy, settings.mcp_servers, protocol),
+            )
+            owner = Owner.here()
+            thread_id = found.id
+
+            async def take_over() -> None:
+                again = {**arguments, "store": the_store, "thread": thread_id}
+                again.update(busy="fail", run_queued=False)
+                async with connect(**again) as taken:
+                    assert taken.lease is not None
+                    await serve_queue(taken, taken.lease.owner, until_empty=True)
+
+            try:
+                lease = await the_store.acquire_lease(found.id, owner, seconds=lease_seconds)
+            except ThreadBusy as refused:
+                if busy == "fail":
+                    raise
+                async with _guest(
+                    pm,
+                    registry,
+                    chosen,
+                    provider is not None,
+                    settings,
+                    the_store,
+                    found,
+                    refused.lease,
+                    take_over,
+                ) as guest:
+                    yield guest
+                return
+            held = HeldThread(the_store, found, owner, lease, seconds=lease_seconds, on_lost=_no_op)
+        async with _owner(
+            held,
+            found,
+            the_store,
+            command=command,
+            chosen=chosen,
+            provider=provider,
+            registry=registry,
+            pm=pm,
+            agent_env=agent_env,
+            settings=settings,
+            workspace=workspace,
+            record=record,
+            observe=observe,
+            max_line_bytes=max_line_bytes,
+            max_elements=max_elements,
+            max_pending_requests=max_pending_requests,
+            login=login,
+            unstable=unstable,
+            subreaper=subreaper,
+            reconnect=reconnect,
+            session_id=session_id,
+            on_store_error=on_store_error,
+            commit_interval=commit_interval,
+            protocol=protocol,
+            elicit=elicit,
+            new_session=new_session,
+            run_queued=run_queued,
+            close_grace=close_grace,
+        ) as session:
+            yield session
+    finally:
+        if opened_store is not None:
+            with anyio.CancelScope(shield=True):
+                await opened_store.close()
+
+
+async def _no_op(error: Any) -> None:
+    """Replaced once the session exists (see :func:`_owner`)."""
+
+
+@asynccontextmanager
+async def _owner(
+    held: HeldThread | None,
+    found: Thread | None,
+    the_store: Store | None,
+    *,
+    command: Sequence[str],
+    chosen: Provider,
+    provider: str | None,
+    registry: ProviderRegistry,
+    pm: pluggy.PluginManager,
+    agent_env: dict[str, str],
+    settings: SessionSettings,
+    workspace: Workspace,
+    record: str | os.PathLike[str] | None,
+    observe: Callable[[str, Any], None] | None,
+    max_line_bytes: int,
+    max_elements: int,
+    max_pending_requests: int,
+    login: LoginCallback | None,
+    unstable: bool,
+    subreaper: bool,
+    reconnect: bool | None,
+    session_id: str | None,
+    on_store_error: StoreErrorCallback | None,
+    commit_interval: float,
+    protocol: int | None,
+    elicit: ElicitCallback | None,
+    new_session: bool,
+    run_queued: bool,
+    close_grace: float,
+) -> AsyncIterator[Session]:
+    """The session of an agent started here (its thread's lease ``held``, when kept in a
+    store): :func:`connect` once the thread is its own."""
+    try:
+        if subreaper:
+            become_subreaper()
+        try:
+            process = await AgentProcess.start(command, cwd=workspace.cwd, env=agent_env)
+        except FileNotFoundError as exc:
+            raise AgentNotFoundError(
+                f"cannot start the agent: {command[0]!r} was not found "
+                "(install it, or pass command=[...])"
+            ) from exc
+    except BaseException:
+        if held is not None:
+            await held.release()
+        raise
+
     recorder = (
         CaptureRecorder(record, workspace=workspace.cwd, agent_home=agent_env.get("HOME"))
         if record is not None
@@ -1314,21 +1482,27 @@ async def connect(
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(agent.run, task_group)
             try:
-                if the_store is not None:
+                if the_store is not None and held is not None and found is not None:
                     # Read back (a thread gone on with) before the agent hears anything.
                     writer, session_id = await _thread_writer(
                         the_store,
-                        thread,
+                        found,
                         session,
-                        chosen,
-                        workspace,
-                        command,
                         session_id,
                         on_store_error,
                         recorder,
                         commit_interval,
                     )
+                    session.lease = held
                     task_group.start_soon(writer.run)
+
+                    async def lost(error: LeaseLost) -> None:
+                        # Another may drive the thread now: this agent stops at once.
+                        writer._failed(error)
+                        await session.kill()
+
+                    held._on_lost = lost
+                    task_group.start_soon(held.keep)
                 await agent.initialize(
                     protocol or chosen.protocol_version, elicit=elicit is not None
                 )
@@ -1336,11 +1510,19 @@ async def connect(
                     await session.open_session(session_id)
                 elif new_session:
                     await session.new_session()
-                if writer is not None and run_queued and session.session_id is not None:
-                    for blocks in await writer.take_queued():
-                        session.restored_turns.append(session.stream_prompt(blocks))
+                if writer is not None and held is not None and run_queued:
+                    if session.session_id is not None:
+                        # What waits in the thread's queue runs first, in order.
+                        while (
+                            queued := await writer.store.claim_prompt(found.id, held.owner)  # type: ignore[union-attr]
+                        ) is not None:
+                            session.restored_turns.append(stream_claimed(session, queued))
+                    task_group.start_soon(serve_queue, session, held.owner)
                 yield session
             finally:
+                if held is not None:
+                    # A prompt another process queued, running now, runs to its end.
+                    await stop_serving(session)
                 await agent.shutdown(close_grace)  # and the agents started again after it
                 if writer is not None:
                     with contextlib.suppress(StoreError):
@@ -1355,26 +1537,104 @@ async def connect(
             raise group.exceptions[0] from None
         raise
     finally:
-        if opened_store is not None:
+        if held is not None:
+            await held.release()
+
+
+@asynccontextmanager
+async def _guest(
+    pm: pluggy.PluginManager,
+    registry: ProviderRegistry,
+    chosen: Provider,
+    fixed_provider: bool,
+    settings: SessionSettings,
+    store: Store,
+    thread: Thread,
+    lease: Lease,
+    take_over: Callable[[], Any],
+) -> AsyncIterator[Session]:
+    """A session that queues behind ``lease``'s owner (:mod:`.guest`)."""
+    from .guest import GuestSession
+
+    async with anyio.create_task_group() as task_group:
+        guest = GuestSession(
+            hooks=Hooks(pm),
+            provider=chosen,
+            registry=registry,
+            fixed_provider=fixed_provider,
+            settings=settings,
+            store=store,
+            thread=thread,
+            lease=lease,
+            task_group=task_group,
+            take_over=take_over,
+        )
+        try:
+            await guest.read_back()
+            task_group.start_soon(guest.follow)
+            yield guest
+        finally:
+            await guest.close()
+            task_group.cancel_scope.cancel()
+
+
+async def enqueue(
+    store: Store | str | os.PathLike[str] | None,
+    thread: str,
+    prompt: str | Sequence[dict[str, Any]],
+    *,
+    provider: str | None = None,
+    command: Sequence[str] | None = None,
+    cwd: str | os.PathLike[str] = ".",
+    additional_directories: Sequence[str | os.PathLike[str]] = (),
+    policy: Policy | PolicyName = "ask",
+    mcp_servers: Sequence[McpServer | Mapping[str, Any]] = (),
+    protocol: int | None = None,
+    pm: pluggy.PluginManager | None = None,
+) -> QueuedPrompt:
+    """Queue a prompt for a thread (a name or an id) and return at once: whoever owns the
+    thread runs it (its live owner, a session that takes it, a worker). A name no thread has
+    yet makes the thread, started as ``connect`` would start it (``provider`` or
+    ``command``, ``cwd``, the folders, the policy, the MCP servers: what a worker reads).
+
+    :raises StoreError: the store cannot be opened or written.
+    """
+    from ..store.open import open_store
+
+    pm = pm or get_plugin_manager()
+    registry = ProviderRegistry.collect(pm)
+    chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
+    if command is None:
+        if chosen.launch is None:
+            raise AcpAdaptersError(
+                f"provider {chosen.id!r} has no launch command: pass command=[...]"
+            )
+        command = [chosen.launch.command, *chosen.launch.args]
+    the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
+    workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
+    launch = launch_record(the_policy, as_servers(mcp_servers), protocol)
+    opened = store if isinstance(store, Store) else await open_store(store)
+    try:
+        # An existing thread keeps how its owner started it.
+        found = await _find_thread(opened, thread, chosen, workspace, command, launch, False)
+        return await opened.enqueue(found.id, Session._blocks(prompt))
+    finally:
+        if opened is not store:
             with anyio.CancelScope(shield=True):
-                await opened_store.close()
+                await opened.close()
 
 
-async def _thread_writer(
+async def _find_thread(
     store: Store,
     thread: str | None,
-    session: Session,
     provider: Provider,
     workspace: Workspace,
     command: Sequence[str],
-    session_id: str | None,
-    on_error: StoreErrorCallback | None,
-    recorder: CaptureRecorder | None = None,
-    interval: float = COMMIT_INTERVAL,
-) -> tuple[ThreadWriter, str | None]:
-    """The session's thread (``thread``: an id or a name; found, or made) and its writer;
-    a thread found is read back into the session first. The agent session to open: the
-    one asked for, else the thread's."""
+    launch: dict[str, Any],
+    launch_given: bool = True,
+) -> Thread:
+    """The session's thread (``thread``: an id or a name): found, or made; how its agent is
+    started kept up to date on it (for a worker to start it again)."""
     found: Thread | None = None
     if thread is not None:
         found = await store.thread_named(thread)
@@ -1382,25 +1642,43 @@ async def _thread_writer(
             with contextlib.suppress(ThreadNotFound):
                 found = await store.thread(thread)
     if found is None:
-        found = await store.create_thread(
-            provider=provider.id,
-            cwd=str(workspace.cwd),
-            name=thread,
-            folders=[str(root) for root in workspace.roots[1:]],
-            command=None if provider.launch is not None else list(command),
-        )
-        writer = ThreadWriter(store, found, session, on_error=on_error, interval=interval)
-    else:
-        writer = ThreadWriter(store, found, session, on_error=on_error, interval=interval)
-        writer.attach()  # what the read back writes (a turn ended) is the thread's too
-        await reopened(writer, recorder)
-        session.thread = found
-        session._writer = writer
-        return writer, session_id or found.agent_session_id
-    writer.attach()
+        try:
+            return await store.create_thread(
+                provider=provider.id,
+                cwd=str(workspace.cwd),
+                name=thread,
+                folders=[str(root) for root in workspace.roots[1:]],
+                command=None if provider.launch is not None else list(command),
+                launch=launch,
+            )
+        except StoreError:
+            # Made meanwhile by another process: that one.
+            again = await store.thread_named(thread) if thread is not None else None
+            if again is None:
+                raise
+            found = again
+    if found.launch != launch and launch_given:
+        found = await store.update_thread(found.id, launch=launch)
+    return found
+
+
+async def _thread_writer(
+    store: Store,
+    found: Thread,
+    session: Session,
+    session_id: str | None,
+    on_error: StoreErrorCallback | None,
+    recorder: CaptureRecorder | None = None,
+    interval: float = COMMIT_INTERVAL,
+) -> tuple[ThreadWriter, str | None]:
+    """The writer of the session's thread; the thread is read back into the session first.
+    The agent session to open: the one asked for, else the thread's."""
+    writer = ThreadWriter(store, found, session, on_error=on_error, interval=interval)
+    writer.attach()  # what the read back writes (a turn ended) is the thread's too
+    await reopened(writer, recorder)
     session.thread = found
     session._writer = writer
-    return writer, session_id
+    return writer, session_id or found.agent_session_id
 
 
 __all__ = [
@@ -1419,4 +1697,5 @@ __all__ = [
     "Turn",
     "TurnStream",
     "connect",
+    "enqueue",
 ]

@@ -310,6 +310,12 @@ class Store(abc.ABC):
         """The thread's prompts waiting for a turn (``queued`` and ``held``), in order."""
 
     @abc.abstractmethod
+    async def prompts(
+        self, thread_id: str, states: Sequence[PromptState] = ("queued", "held", "running")
+    ) -> list[QueuedPrompt]:
+        """The thread's prompts in those states (by default: those not ended), in order."""
+
+    @abc.abstractmethod
     async def queued_prompt(self, prompt_id: str) -> QueuedPrompt | None:
         """The prompt of that id, in whatever state it is; None when there is none (its
         thread was deleted)."""
@@ -333,6 +339,10 @@ class Store(abc.ABC):
         error: str | None = None,
     ) -> None:
         """Say where a claimed prompt is: ``running`` as ``turn``, or ended."""
+
+    @abc.abstractmethod
+    async def withdraw_prompt(self, prompt_id: str, why: str) -> bool:
+        """Cancel a prompt still ``queued`` (not yet claimed): whether it was."""
 
     # --- who drives a thread ------------------------------------------------------------
 

@@ -329,6 +329,22 @@ class LeaseQueries(abc.ABC):
     async def queued_prompts(self, thread_id: str) -> list[QueuedPrompt]:
         return await self._transact(lambda sql: waiting(sql, thread_id))
 
+    async def prompts(
+        self, thread_id: str, states: Sequence[PromptState] = ("queued", "held", "running")
+    ) -> list[QueuedPrompt]:
+        def read(sql: Sql) -> list[QueuedPrompt]:
+            _known(sql, thread_id)
+            if not states:
+                return []
+            rows = sql.run(
+                f"SELECT {_PROMPT_COLUMNS} FROM queue WHERE thread_id = ? AND state IN "
+                f"({', '.join('?' for _ in states)}) ORDER BY position",
+                (thread_id, *states),
+            ).fetchall()
+            return [prompt_of(sql, row) for row in rows]
+
+        return await self._transact(read)
+
     async def queued_prompt(self, prompt_id: str) -> QueuedPrompt | None:
         return await self._transact(lambda sql: read_prompt(sql, prompt_id))
 
@@ -351,6 +367,17 @@ class LeaseQueries(abc.ABC):
         error: str | None = None,
     ) -> None:
         await self._transact(lambda sql: end_prompt(sql, prompt_id, state, turn, error))
+
+    async def withdraw_prompt(self, prompt_id: str, why: str) -> bool:
+        def withdraw(sql: Sql) -> bool:
+            cursor = sql.run(
+                "UPDATE queue SET state = 'cancelled', error = ?, ended_at = ? "
+                "WHERE id = ? AND state = 'queued'",
+                (why, sql.now, prompt_id),
+            )
+            return cursor.rowcount > 0
+
+        return await self._transact(withdraw)
 
     async def acquire_lease(self, thread_id: str, owner: Owner, *, seconds: float = 15.0) -> Lease:
         _check_seconds(seconds)
