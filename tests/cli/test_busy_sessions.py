@@ -54,7 +54,8 @@ def test_a_second_run_queues_behind_the_first_or_is_refused(tmp_path: Path) -> N
         )
         assert refused.returncode == 10
         assert f"pid {first.pid}" in refused.stderr  # the owner: the first run
-        assert "driven by" in refused.stderr and "--busy fail" in refused.stderr
+        assert "driven by" in refused.stderr
+        assert "--busy fail" in refused.stderr
         queued = _cli(
             tmp_path, "run", "-s", "q", "--command", agent, "--format", "jsonl", "another", cwd=work
         )
@@ -86,7 +87,8 @@ def test_no_wait_and_send_queue_and_print_the_prompt_s_id(tmp_path: Path) -> Non
     assert len(first_id) == 32
     sent = _cli(tmp_path, "sessions", "send", "n", "second", cwd=work)
     assert sent.returncode == 0, sent.stderr
-    assert len(sent.stdout.strip()) == 32 and sent.stdout.strip() != first_id
+    assert len(sent.stdout.strip()) == 32
+    assert sent.stdout.strip() != first_id
     assert _runs(tmp_path) == []  # nothing ran: no one drives the session yet
     # A run of the session takes it: the queue first, in order, then its own prompt.
     ran = _cli(tmp_path, "run", "-s", "n", "--command", agent, "third", cwd=work)
