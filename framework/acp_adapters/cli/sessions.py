@@ -4,8 +4,9 @@
 prompt for whoever drives it and ``follow NAME`` streams its items as they are committed,
 ``patch NAME`` a turn's change of the files as one patch and ``revert NAME`` undoes it,
 ``export NAME`` writes its event log as a capture that ``replay`` reads, ``delete NAME``
-forgets it. ``--store PATH_OR_URL`` names the store (a SQLite file, a ``postgresql://`` URL); by default the SQLite file in the
-user's data folder (``ACP_ADAPTERS_STORE`` overrides it), as ``run -s NAME`` uses.
+forgets it. ``--store PATH_OR_URL`` names the store (a SQLite file, a ``postgresql://``
+URL); by default the SQLite file in the user's data folder (``ACP_ADAPTERS_STORE``
+overrides it), as ``run -s NAME`` uses.
 """
 
 from __future__ import annotations
