@@ -31,6 +31,7 @@ from ..store.base import (
     StoreError,
     Thread,
 )
+from .persistence import turn_status
 
 if TYPE_CHECKING:
     from ..timeline.items import TimelineItem
@@ -100,18 +101,13 @@ class HeldThread:
 
 
 def prompt_state(session: Session, index: int, failure: BaseException | None) -> PromptState:
-    """How a claimed prompt's turn ended, as its row says it."""
+    """How a claimed prompt's turn ended, as its row says it: as the turn's own status."""
     if failure is not None:
         return "cancelled" if isinstance(failure, anyio.get_cancelled_exc_class()) else "failed"
     state = session.projector.state
     if state.turn < index:
         return "failed"
-    stop = state.turn_state.stop_reason
-    if stop == "cancelled":
-        return "cancelled"
-    if stop in ("error", "agent_exited"):
-        return "failed"
-    return "completed"
+    return turn_status(state.turn_state.stop_reason)
 
 
 async def run_claimed(
@@ -130,10 +126,7 @@ async def run_claimed(
     try:
         await ticket.event.wait()
     except BaseException:
-        if ticket.granted:
-            session._next_turn()
-        elif ticket in session._waiting:
-            session._waiting.remove(ticket)
+        session._give_up(ticket)
         with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
             await store.end_prompt(prompt.id, "cancelled", error="the session closed first")
         raise

@@ -24,7 +24,7 @@ loaded is not added twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -77,6 +77,15 @@ def _plain_text(value: Any) -> str | None:
         "\ufffd" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in value
     )
     return cleaned[:MAX_TITLE]
+
+
+def turn_status(stop_reason: str | None) -> Literal["completed", "failed", "cancelled"]:
+    """How a turn that ended with ``stop_reason`` ended, as the store keeps it."""
+    if stop_reason == "cancelled":
+        return "cancelled"
+    if stop_reason in ("error", "agent_exited"):
+        return "failed"
+    return "completed"
 
 
 def item_json(item: TimelineItem) -> dict[str, Any]:
@@ -165,15 +174,7 @@ class ThreadWriter:
     def _turn(self, state: Any) -> Turn:
         turn_state = state.turn_state
         stop = turn_state.stop_reason
-        status: TurnStatus = "running"
-        if turn_state.state == "idle":
-            status = (
-                "cancelled"
-                if stop == "cancelled"
-                else "failed"
-                if stop in ("error", "agent_exited")
-                else "completed"
-            )
+        status: TurnStatus = turn_status(stop) if turn_state.state == "idle" else "running"
         previous = self._turns.get(state.turn)
         return Turn(
             thread_id=self.thread.id,
@@ -325,18 +326,6 @@ class ThreadWriter:
                 await self.store.take_prompt(self.thread.id, position)
             except StoreError as error:
                 self._failed(error)
-
-    async def take_queued(self) -> list[list[dict[str, Any]]]:
-        """The prompts the thread's queue holds (an earlier process left them waiting), taken
-        out of it, in order."""
-        try:
-            queued = await self.store.queued_prompts(self.thread.id)
-            for prompt in queued:
-                await self.store.take_prompt(self.thread.id, prompt.position)
-        except StoreError as error:
-            self._failed(error)
-            return []
-        return [list(prompt.prompt) for prompt in queued]
 
     # --- a thread opened again ----------------------------------------------------------
 

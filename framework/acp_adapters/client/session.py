@@ -814,18 +814,21 @@ class Session:
         try:
             await ticket.event.wait()
         except BaseException:
-            # Given up while waiting (a timeout around the prompt): out of the queue, or,
-            # if its turn had just come, passed on.
-            if ticket.granted:
-                self._next_turn()
-            elif ticket in self._waiting:
-                self._waiting.remove(ticket)
+            self._give_up(ticket)
             raise
         finally:
             if writer is not None:
                 await writer.unqueued(position)
         if ticket.dropped:
             raise PromptCancelled("the prompt was cancelled before its turn came")
+
+    def _give_up(self, ticket: _Ticket) -> None:
+        """A prompt given up while it waited (a timeout around it, a close): out of the
+        queue, or, if its turn had just come, the turn passed on."""
+        if ticket.granted:
+            self._next_turn()
+        elif ticket in self._waiting:
+            self._waiting.remove(ticket)
 
     def _next_turn(self) -> None:
         """The turn ended: the next prompt waiting takes it."""
@@ -1116,6 +1119,21 @@ class Session:
             self._catching_up_later = False
 
 
+def _agent_of(
+    registry: ProviderRegistry, provider: str | None, command: Sequence[str] | None
+) -> tuple[Provider, list[str]]:
+    """The provider (the one asked for, else the one that claims the agent) and the command
+    that starts the agent (the one given, else the provider's)."""
+    chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
+    if command is None:
+        if chosen.launch is None:
+            raise AcpAdaptersError(
+                f"provider {chosen.id!r} has no launch command: pass command=[...]"
+            )
+        return chosen, [chosen.launch.command, *chosen.launch.args]
+    return chosen, list(command)
+
+
 @asynccontextmanager
 async def connect(
     provider: str | None = None,
@@ -1263,13 +1281,7 @@ async def connect(
     arguments = dict(locals())
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
-    chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
-    if command is None:
-        if chosen.launch is None:
-            raise AcpAdaptersError(
-                f"provider {chosen.id!r} has no launch command: pass command=[...]"
-            )
-        command = [chosen.launch.command, *chosen.launch.args]
+    chosen, command = _agent_of(registry, provider, command)
     inherited: Mapping[str, str] = os.environ
     if chosen.launch is not None and not chosen.launch.inherit_env:
         inherited = base_environment(os.environ)  # no secret of this process, unless passed
@@ -1514,7 +1526,7 @@ async def _owner(
                     if session.session_id is not None:
                         # What waits in the thread's queue runs first, in order.
                         while (
-                            queued := await writer.store.claim_prompt(found.id, held.owner)  # type: ignore[union-attr]
+                            queued := await writer.store.claim_prompt(held.thread.id, held.owner)
                         ) is not None:
                             session.restored_turns.append(stream_claimed(session, queued))
                     task_group.start_soon(serve_queue, session, held.owner)
@@ -1603,13 +1615,7 @@ async def enqueue(
 
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
-    chosen = registry.get(provider) if provider is not None else registry.for_agent(None)
-    if command is None:
-        if chosen.launch is None:
-            raise AcpAdaptersError(
-                f"provider {chosen.id!r} has no launch command: pass command=[...]"
-            )
-        command = [chosen.launch.command, *chosen.launch.args]
+    chosen, command = _agent_of(registry, provider, command)
     the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
     launch = launch_record(the_policy, as_servers(mcp_servers), protocol)

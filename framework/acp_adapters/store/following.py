@@ -17,6 +17,8 @@ import anyio
 import pluggy
 
 from .base import Store
+from .rebuild import thread_reader
+from .recovery import end_lost_turn
 
 #: How often a follower looks for what was committed (seconds).
 LOOK_SECONDS = 0.1
@@ -37,21 +39,9 @@ async def follow_items(
 
     :raises ThreadNotFound: no thread of that id.
     """
-    from ..plugin.hooks import Hooks
-    from ..plugin.manager import get_plugin_manager
-    from ..plugin.providers import ProviderRegistry
-    from ..projection.projector import Projector
-    from ..projection.traffic import Traffic
-    from .recovery import end_lost_turn
-
     thread = await store.thread(thread_id)
-    pm = pm or get_plugin_manager()
-    registry = ProviderRegistry.collect(pm)
-    fixed = registry.get(thread.provider) if thread.provider in registry else None
-    projector = Projector(
-        Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
-    )
-    traffic = Traffic(projector, registry, session_id=thread.agent_session_id)
+    traffic = thread_reader(thread, pm)
+    projector = traffic.projector
     changed: list[dict[str, Any]] = []
     projector.listeners.append(lambda item: changed.append(item.model_dump(mode="json")))
     seq = 0

@@ -10,11 +10,33 @@ ones compare as JSON.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from .base import Store, StoredEvent
+from .base import Store, StoredEvent, Thread
+
+if TYPE_CHECKING:
+    from ..projection.traffic import Traffic
+
+
+def thread_reader(thread: Thread, pm: pluggy.PluginManager | None = None) -> Traffic:
+    """A traffic reader for the thread's log, as its owner's session reads its traffic: the
+    thread's provider (when it is loaded, else the one the agent's name claims) and its
+    agent session. Its ``projector`` holds the timeline the events make."""
+    from ..plugin.hooks import Hooks
+    from ..plugin.manager import get_plugin_manager
+    from ..plugin.providers import ProviderRegistry
+    from ..projection.projector import Projector
+    from ..projection.traffic import Traffic
+
+    pm = pm or get_plugin_manager()
+    registry = ProviderRegistry.collect(pm)
+    fixed = registry.get(thread.provider) if thread.provider in registry else None
+    projector = Projector(
+        Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
+    )
+    return Traffic(projector, registry, session_id=thread.agent_session_id)
 
 
 def rebuild_items(

@@ -16,6 +16,7 @@ from typing import Any
 import pluggy
 
 from .base import OWNER_LOST, Commit, Owner, Store, ThreadBusy
+from .rebuild import thread_reader
 
 
 def lost_exit_entry(at: float | None = None) -> dict[str, Any]:
@@ -37,12 +38,6 @@ async def end_lost_turn(
 
     :raises ThreadNotFound: no thread of that id.
     """
-    from ..plugin.hooks import Hooks
-    from ..plugin.manager import get_plugin_manager
-    from ..plugin.providers import ProviderRegistry
-    from ..projection.projector import Projector
-    from ..projection.traffic import Traffic
-
     ending = Owner.here()
     try:
         await store.acquire_lease(thread_id, ending, seconds=60)
@@ -51,13 +46,8 @@ async def end_lost_turn(
     try:
         thread = await store.thread(thread_id)
         events = await store.events(thread_id)
-        pm = pm or get_plugin_manager()
-        registry = ProviderRegistry.collect(pm)
-        fixed = registry.get(thread.provider) if thread.provider in registry else None
-        projector = Projector(
-            Hooks(pm), fixed or registry.for_agent(None), fixed_provider=fixed is not None
-        )
-        traffic = Traffic(projector, registry, session_id=thread.agent_session_id)
+        traffic = thread_reader(thread, pm)
+        projector = traffic.projector
         for event in events:
             traffic.entry(event.entry)
         projector.flush()
