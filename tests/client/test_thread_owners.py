@@ -227,3 +227,26 @@ async def test_a_failed_turn_fails_the_guest_s_prompt(tmp_path: Path, log: Path)
             assert failed.value.prompt.state == "failed"
             assert "exit" in (failed.value.prompt.error or "")
         assert owner.lease is not None
+
+
+async def test_the_owner_s_own_waiting_prompt_is_held_not_queued(
+    target: Any, name: str, tmp_path: Path, log: Path
+) -> None:
+    # A prompt the owner's process sends while its turn runs waits in the store as the
+    # owner's (held), so that no one else claims it: it runs once, in the owner's turn.
+    async with (
+        await open_store(target) as store,
+        acp_adapters.connect(command=COMMAND, cwd=tmp_path, store=store, thread=name) as owner,
+    ):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(owner.prompt, "sleep 1 first")
+            await wait_for(lambda: runs(log))
+            tasks.start_soon(owner.prompt, "second")
+            assert owner.thread is not None
+            with anyio.fail_after(10):
+                while not (waiting := await store.queued_prompts(owner.thread.id)):
+                    await anyio.sleep(0.02)
+            assert [p.state for p in waiting] == ["held"]
+            assert waiting[0].owner == owner.lease.owner.id  # type: ignore[union-attr]
+    starts = [r["prompt"] for r in runs(log) if r["event"] == "start"]
+    assert starts == ["sleep 1 first", "second"]

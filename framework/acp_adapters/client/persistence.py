@@ -32,6 +32,7 @@ from ..capture.recorder import capture_entry, entry_event
 from ..store.base import (
     OWNER_LOST,
     Commit,
+    Owner,
     EncodedEvent,
     Store,
     StoreError,
@@ -308,11 +309,13 @@ class ThreadWriter:
 
     # --- the prompt queue ---------------------------------------------------------------
 
-    async def queued(self, blocks: list[dict[str, Any]]) -> int | None:
-        """A prompt waits for the running turn: kept in the thread's queue; its position
-        (None when the store failed: reported, and the prompt waits all the same)."""
+    async def queued(self, blocks: list[dict[str, Any]], owner: Owner | None) -> int | None:
+        """A prompt waits for the running turn: kept in the thread's queue, held by the
+        session's ``owner`` (no one else runs it; it waits for the next owner if this one
+        dies); its position (None when the store failed: reported, and the prompt waits
+        all the same)."""
         try:
-            return await self.store.queue_prompt(self.thread.id, blocks)
+            return (await self.store.enqueue(self.thread.id, blocks, held_by=owner)).position
         except StoreError as error:
             self._failed(error)
             return None

@@ -810,7 +810,8 @@ class Session:
         # A prompt that waits is kept in the thread's queue in the store (it survives a
         # restart) until it is sent or dropped.
         writer = self._writer if not ticket.event.is_set() else None
-        position = await writer.queued(blocks) if writer is not None else None
+        owner = self.lease.owner if self.lease is not None else None
+        position = await writer.queued(blocks, owner) if writer is not None else None
         try:
             await ticket.event.wait()
         except BaseException:
