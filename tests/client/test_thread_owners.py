@@ -237,16 +237,16 @@ async def test_the_owner_s_own_waiting_prompt_is_held_not_queued(
     async with (
         await open_store(target) as store,
         acp_adapters.connect(command=COMMAND, cwd=tmp_path, store=store, thread=name) as owner,
+        anyio.create_task_group() as tasks,
     ):
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(owner.prompt, "sleep 1 first")
-            await wait_for(lambda: runs(log))
-            tasks.start_soon(owner.prompt, "second")
-            assert owner.thread is not None
-            with anyio.fail_after(10):
-                while not (waiting := await store.queued_prompts(owner.thread.id)):
-                    await anyio.sleep(0.02)
-            assert [p.state for p in waiting] == ["held"]
-            assert waiting[0].owner == owner.lease.owner.id  # type: ignore[union-attr]
+        tasks.start_soon(owner.prompt, "sleep 1 first")
+        await wait_for(lambda: runs(log))
+        tasks.start_soon(owner.prompt, "second")
+        assert owner.thread is not None
+        with anyio.fail_after(10):
+            while not (waiting := await store.queued_prompts(owner.thread.id)):
+                await anyio.sleep(0.02)
+        assert [p.state for p in waiting] == ["held"]
+        assert waiting[0].owner == owner.lease.owner.id  # type: ignore[union-attr]
     starts = [r["prompt"] for r in runs(log) if r["event"] == "start"]
     assert starts == ["sleep 1 first", "second"]

@@ -32,8 +32,8 @@ from ..capture.recorder import capture_entry, entry_event
 from ..store.base import (
     OWNER_LOST,
     Commit,
-    Owner,
     EncodedEvent,
+    Owner,
     Store,
     StoreError,
     Thread,
