@@ -123,12 +123,14 @@ async def test_a_thread_is_claimed_by_one_worker(store_target: str) -> None:
 
         async def claim(name: str, store: Store) -> None:
             owner = Owner.here()
+            others: list[str] = []  # the threads of other tests (the database is shared)
             while True:
-                thread = await store.claim_thread(owner, skip=claimed[name])
-                if thread is None or thread.id not in [*threads, busy]:
-                    if thread is None:
-                        return
-                    await store.release_lease(thread.id, owner)  # another test's thread
+                thread = await store.claim_thread(owner, skip=[*claimed[name], *others])
+                if thread is None:
+                    return
+                if thread.id not in [*threads, busy]:
+                    others.append(thread.id)
+                    await store.release_lease(thread.id, owner)
                     continue
                 claimed[name].append(thread.id)
 

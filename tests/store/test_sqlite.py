@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from acp_adapters.store import (
+    SCHEMA_VERSION,
     STORE_ENV,
     Commit,
     SqliteStore,
@@ -323,3 +324,22 @@ async def test_a_postgresql_url_opens_the_postgresql_store(
     monkeypatch.setenv(STORE_ENV, url)
     assert await open_store() == "opened"  # type: ignore[comparison-overlap]
     assert opened == [url, url]
+
+
+async def test_connections_that_open_a_new_store_together_all_open_it(tmp_path: Path) -> None:
+    # Two `run -s NAME` started together both make the store: the connection that comes
+    # second while the first makes the file waits for it, rather than failing ("database
+    # is locked", or a store half made).
+    for round_number in range(60):
+        path = tmp_path / f"new-{round_number}.db"
+        opened: list[SqliteStore] = []
+
+        async def open_one(path: Path = path, opened: list[SqliteStore] = opened) -> None:
+            opened.append(await SqliteStore.open(path))
+
+        async with anyio.create_task_group() as group:
+            for _ in range(4):
+                group.start_soon(open_one)
+        for store in opened:
+            assert store.schema_version == SCHEMA_VERSION
+            await store.close()

@@ -750,6 +750,21 @@ def _why(path: str, exc: sqlite3.Error) -> str:
     return f"cannot open the store {path}: {reason}"
 
 
+def _write_ahead(connection: sqlite3.Connection, busy_timeout: float) -> None:
+    """Put the file in WAL mode. SQLite answers "locked" at once, without waiting as
+    ``busy_timeout`` says, while another connection is making the file (two processes
+    opening a new store together): tried again until ``busy_timeout`` has passed."""
+    deadline = time.monotonic() + busy_timeout
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 def _connect(
     path: str, synchronous: Synchronous, busy_timeout: float
 ) -> tuple[sqlite3.Connection, int]:
@@ -766,7 +781,7 @@ def _connect(
         raise StoreError(_why(path, exc)) from exc
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        connection.execute("PRAGMA journal_mode = WAL")
+        _write_ahead(connection, busy_timeout)
         connection.execute(f"PRAGMA synchronous = {synchronous}")
         connection.execute("PRAGMA foreign_keys = ON")
         version = _migrate(connection, path)
@@ -780,13 +795,12 @@ def _connect(
 
 def _version(connection: sqlite3.Connection, path: str) -> int | None:
     """The store's schema version; None for an empty database."""
-    found = connection.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'"
+    # One statement, one look: another connection may be making the store meanwhile.
+    found, tables = connection.execute(
+        "SELECT (SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'), "
+        "(SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%')"
     ).fetchone()
-    if found is None:
-        (tables,) = connection.execute(
-            "SELECT COUNT(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'"
-        ).fetchone()
+    if not found:
         if tables:
             raise StoreError(
                 f"cannot open the store {path}: it is an SQLite database, but not a store "
