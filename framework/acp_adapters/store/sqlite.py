@@ -759,7 +759,7 @@ def _write_ahead(connection: sqlite3.Connection, busy_timeout: float) -> None:
         try:
             connection.execute("PRAGMA journal_mode = WAL")
             return
-        except sqlite3.OperationalError as exc:
+        except sqlite3.OperationalError as exc:  # noqa: PERF203 (tried again: rare)
             if "locked" not in str(exc) or time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
