@@ -44,6 +44,7 @@ from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps, dumps_line
 from .sessions import queue_prompts, sessions
 from .settings import Settings, parse_setting
+from .worker_command import worker
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -711,5 +712,6 @@ def providers(output: Format) -> None:
 main.add_command(registry)
 main.add_command(sessions)
 main.add_command(mcp)
+main.add_command(worker)
 
 __all__ = ["main"]

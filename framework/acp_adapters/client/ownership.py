@@ -186,10 +186,11 @@ def stream_claimed(session: Session, prompt: QueuedPrompt) -> TurnStream[ItemCha
     return stream
 
 
-async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = False) -> None:
+async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = False) -> int:
     """Run the prompts queued for the session's thread, in order, as they come, each when
-    the session has no turn of its own to run (until cancelled; ``until_empty``: until
-    none waits)."""
+    the session has no turn of its own to run (until cancelled or stopped; ``until_empty``:
+    until none waits). How many it ran."""
+    ran = 0
     writer = session._writer
     assert writer is not None
     store, thread_id = writer.store, writer.thread.id
@@ -200,7 +201,7 @@ async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = Fal
         # A prompt claimed is run to its end: the session's close waits for it.
         async with session._serving:
             if session._serving_stopped:
-                return
+                return ran
             try:
                 prompt = await store.claim_prompt(thread_id, owner)
             except StoreError as error:
@@ -208,10 +209,12 @@ async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = Fal
                 prompt = None
             if prompt is not None:
                 await run_claimed(session, prompt)
+                ran += 1
                 continue
         if until_empty:
-            return
+            return ran
         await store.wait_queue(seen, 1.0)
+    return ran
 
 
 async def stop_serving(session: Session) -> None:

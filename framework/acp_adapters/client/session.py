@@ -1174,6 +1174,7 @@ async def connect(
     checkpoints: bool | Checkpointing | CheckpointTaker | None = None,
     busy: Busy = "queue",
     lease_seconds: float = LEASE_SECONDS,
+    owner: Owner | None = None,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -1234,6 +1235,10 @@ async def connect(
     :param lease_seconds: how long the session's lease on its thread lasts unless renewed
         (it is renewed every third of that while the session lives): an owner that dies
         loses its thread that long after its last renewal.
+    :param owner: who the session is as its thread's owner (by default a new
+        :class:`~acp_adapters.store.Owner` of this process): a worker passes the owner it
+        claimed the thread as (:meth:`~acp_adapters.store.Store.claim_thread`), whose lease
+        the session goes on with.
     :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
         with ``("raw", text)`` for each line the agent printed that was not JSON, with
         ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
@@ -1340,12 +1345,12 @@ async def connect(
                 command,
                 launch_record(the_policy, settings.mcp_servers, protocol),
             )
-            owner = Owner.here()
+            owner = owner or Owner.here()
             thread_id = found.id
 
             async def take_over() -> None:
                 again = {**arguments, "store": the_store, "thread": thread_id}
-                again.update(busy="fail", run_queued=False)
+                again.update(busy="fail", run_queued=False, owner=None)
                 async with connect(**again) as taken:
                     assert taken.lease is not None
                     await serve_queue(taken, taken.lease.owner, until_empty=True)
