@@ -1,0 +1,168 @@
+"""A fleet of worker processes on one store, fed by sender processes: the scale test's and
+the benchmark's harness (``tests/worker/test_scale.py``, ``tests/benchmarks/bench_workers.py``).
+
+Each thread is a folder of its own; the scripted agent (``tests/agents/queue_agent.py``)
+logs each prompt it runs with its pid and folder, so that what ran, how many times and
+whether two agents ever drove one thread at once can be read back.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+AGENT = Path(__file__).parent.parent / "agents" / "queue_agent.py"
+
+#: What a sender process runs: it queues its prompts (``thread-index:text`` lines on stdin),
+#: making each thread on first use.
+SENDER = """
+import sys, anyio
+from acp_adapters.client.session import enqueue
+from acp_adapters.store import open_store
+
+async def main() -> None:
+    store_url, agent, base = sys.argv[1], sys.argv[2], sys.argv[3]
+    async with await open_store(store_url) as store:
+        for line in sys.stdin:
+            index, _, text = line.rstrip("\\n").partition(":")
+            queued = await enqueue(
+                store, f"t{index}", text, command=[sys.executable, agent], cwd=f"{base}/t{index}"
+            )
+            print(queued.id, flush=True)
+
+anyio.run(main)
+"""
+
+
+@dataclass
+class Fleet:
+    """Workers and senders on ``store`` (a URL or a SQLite path), threads in ``base``."""
+
+    store: str
+    base: Path
+    log: Path
+    lease: float = 2.0
+    concurrency: int = 4
+    workers: list[subprocess.Popen[str]] = field(default_factory=list)
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "QUEUE_AGENT_LOG": str(self.log)}
+
+    def make_threads(self, count: int) -> None:
+        for index in range(count):
+            (self.base / f"t{index}").mkdir(parents=True, exist_ok=True)
+
+    def start_worker(self) -> subprocess.Popen[str]:
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "acp_adapters",
+                "worker",
+                "--store",
+                self.store,
+                "--concurrency",
+                str(self.concurrency),
+                "--idle",
+                "0.5",
+                "--grace",
+                "30",
+                "--lease",
+                str(self.lease),
+            ],
+            env=self.env(),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.workers.append(worker)
+        return worker
+
+    def send(self, prompts: list[tuple[int, str]], senders: int) -> list[str]:
+        """Queue ``(thread index, text)`` prompts from ``senders`` processes at once; the
+        ids, in no particular order."""
+        parts = [prompts[number::senders] for number in range(senders)]
+        running = [
+            subprocess.Popen(
+                [sys.executable, "-c", SENDER, self.store, str(AGENT), str(self.base)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                env=self.env(),
+            )
+            for _ in parts
+        ]
+        ids: list[str] = []
+        for process, part in zip(running, parts, strict=True):
+            out, err = process.communicate(
+                "".join(f"{index}:{text}\n" for index, text in part), timeout=300
+            )
+            assert process.returncode == 0, err
+            ids += out.split()
+        return ids
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            if worker.poll() is None:
+                worker.send_signal(signal.SIGTERM)
+        for worker in self.workers:
+            try:
+                worker.communicate(timeout=60)
+            except subprocess.TimeoutExpired:  # noqa: PERF203 (one stuck worker)
+                worker.kill()
+                worker.communicate()
+
+    def runs(self) -> list[dict[str, Any]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line]
+
+
+def started(entries: list[dict[str, Any]]) -> Counter[str]:
+    """How many times each prompt's turn started."""
+    return Counter(entry["prompt"] for entry in entries if entry["event"] == "start")
+
+
+def overlaps(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """The turns of one folder (one thread) that two agents ran at once: a turn's span is
+    from its start to its end, or (an agent killed mid-turn) to its agent's last line."""
+    last_seen: dict[int, float] = {}
+    for entry in entries:
+        last_seen[entry["pid"]] = max(last_seen.get(entry["pid"], 0.0), entry["t"])
+    spans: dict[str, list[tuple[float, float, int, str]]] = {}
+    open_turns: dict[tuple[int, str], float] = {}
+    for entry in entries:
+        key = (entry["pid"], entry["prompt"])
+        if entry["event"] == "start":
+            open_turns[key] = entry["t"]
+        else:
+            spans.setdefault(entry["cwd"], []).append(
+                (open_turns.pop(key), entry["t"], entry["pid"], entry["prompt"])
+            )
+    for (pid, prompt), start in open_turns.items():
+        folder = next(e["cwd"] for e in entries if e["pid"] == pid and e["prompt"] == prompt)
+        spans.setdefault(folder, []).append((start, last_seen[pid], pid, prompt))
+    found: list[tuple[str, str]] = []
+    for turns in spans.values():
+        turns.sort()
+        for first, second in itertools.pairwise(turns):
+            if second[0] < first[1] and second[2] != first[2]:
+                found.append((first[3], second[3]))
+    return found
+
+
+def wait_until(check: Any, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{what}: not within {seconds} s")
+        time.sleep(0.1)
