@@ -84,6 +84,9 @@ class Fleet:
             text=True,
         )
         self.workers.append(worker)
+        assert worker.stderr is not None
+        ready = worker.stderr.readline()  # its first line: it is taking threads
+        assert ready.startswith("worker: driving"), ready
         return worker
 
     def send(self, prompts: list[tuple[int, str]], senders: int) -> list[str]:

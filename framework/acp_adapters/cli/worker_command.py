@@ -8,7 +8,7 @@ import anyio
 import click
 
 from ..store.base import LEASE_SECONDS
-from ..store.open import default_store
+from ..store.open import default_store, redact
 from ..worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE, DEFAULT_IDLE, run_worker
 
 _SECONDS = click.FloatRange(0, 86400)
@@ -96,6 +96,10 @@ def worker(
                         stop.set()
 
             group.start_soon(on_signals)
+            click.echo(
+                f"worker: driving the threads of {redact(target)}, {concurrency} at once",
+                err=True,
+            )
             counts = await run_worker(
                 target,
                 concurrency=concurrency,

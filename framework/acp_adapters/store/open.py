@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
+import urllib.parse
 from pathlib import Path
 
 from .base import Store, StoreError
@@ -26,6 +28,24 @@ def default_store() -> str:
     """The store opened when none is named: ``$ACP_ADAPTERS_STORE`` (a path or a URL), else
     :func:`default_store_path`."""
     return os.environ.get(STORE_ENV) or os.fspath(default_store_path())
+
+
+def redact(url: str) -> str:
+    """The URL without its password (in its user part or a ``password=`` parameter)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^@/]*@", "//***@", url)
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, _, hosts = netloc.rpartition("@")
+        netloc = f"{user.partition(':')[0]}@{hosts}"
+    query = "&".join(
+        part
+        for part in parts.query.split("&")
+        if part and part.partition("=")[0].lower() != "password"
+    )
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 async def open_store(target: str | os.PathLike[str] | None = None) -> Store:

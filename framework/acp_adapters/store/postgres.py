@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import time
 import urllib.parse
 import uuid
@@ -58,6 +57,7 @@ from .base import (
 )
 from .group import CommitGroups
 from .leases import LeaseQueries, Sql
+from .open import redact
 from .schema import VERSION_QUERY, migration
 from .sqlite import item_row, loads, thread_columns
 
@@ -82,24 +82,6 @@ _THREAD_COLUMNS = (
     "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, "
     "command, launch"
 )
-
-
-def redact(url: str) -> str:
-    """The URL without its password (in its user part or a ``password=`` parameter)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-    except ValueError:
-        return re.sub(r"//[^@/]*@", "//***@", url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, _, hosts = netloc.rpartition("@")
-        netloc = f"{user.partition(':')[0]}@{hosts}"
-    query = "&".join(
-        part
-        for part in parts.query.split("&")
-        if part and part.partition("=")[0].lower() != "password"
-    )
-    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def _password(url: str) -> str | None:
