@@ -38,6 +38,7 @@ from ..client import (
     SessionChange,
     connect,
 )
+from ..client.guest import GuestSession
 from ..client.session import Busy
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
@@ -553,7 +554,11 @@ async def _turn(
     agent is killed): what ended it is returned.
     """
 
+    turns: set[int] = set()
+
     def show(change: ItemChange | SessionChange) -> None:
+        if isinstance(change, ItemChange):
+            turns.add(change.item.turn)
         if jsonl is not None:
             jsonl.change(change)
         elif printer is not None and isinstance(change, ItemChange):
@@ -600,9 +605,13 @@ async def _turn(
             questions.on_fail = lambda: None
         await stream.aclose()
         if printer is not None:
+            items = session.timeline.items
+            if isinstance(session, GuestSession):
+                # Its timeline holds the owner's turns too: what is left of its own.
+                items = [item for item in items if item.turn in turns]
             # What came before a failure stays on the screen.
             with contextlib.suppress(OSError):
-                printer.finish(session.timeline.items)
+                printer.finish(items)
 
 
 def record_path(record: str | None) -> str | None:

@@ -184,6 +184,8 @@ def follow(name: str, until_idle: bool, output: str, store: str | None) -> None:
             # Text: each item once it is done (and again when it changes after).
             if item.get("status") in ("in_progress", "pending") or shown.get(item["id"]) == item:
                 continue
+            if shown:
+                click.echo("")  # blocks apart, as `run` prints them
             shown[item["id"]] = item
             for row in item_rows([_ITEMS.validate_python(item)]):
                 click.echo(renderer.block(row))
