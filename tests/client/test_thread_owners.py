@@ -250,3 +250,59 @@ async def test_the_owner_s_own_waiting_prompt_is_held_not_queued(
         assert waiting[0].owner == owner.lease.owner.id  # type: ignore[union-attr]
     starts = [r["prompt"] for r in runs(log) if r["event"] == "start"]
     assert starts == ["sleep 1 first", "second"]
+
+
+async def test_a_follower_until_idle_ends_a_lost_owner_s_turn(tmp_path: Path, log: Path) -> None:
+    from acp_adapters.store.following import follow_items
+
+    db = tmp_path / "store.db"
+    script = tmp_path / "keeper.py"
+    script.write_text(KEEPER)
+    with subprocess.Popen(
+        [sys.executable, str(script), str(AGENT), str(tmp_path), str(db)],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as keeper:
+        assert keeper.stdout is not None
+        assert keeper.stdout.readline().strip() == "running"
+        keeper.send_signal(signal.SIGKILL)  # nothing queued: only a follower sees it
+        keeper.wait()
+    async with await open_store(db) as store:
+        thread = await store.thread_named("k")
+        assert thread is not None
+        with anyio.fail_after(30):
+            items = [item async for item in follow_items(store, thread.id, until_idle=True)]
+        errors = [item for item in items if item["kind"] == "error"]
+        assert errors
+        assert OWNER_LOST in str(errors[-1]["data"])
+        (turn,) = await store.turns(thread.id)
+        assert (turn.status, turn.error) == ("failed", OWNER_LOST)
+        assert await store.items(thread.id) == list({i["id"]: i for i in items}.values())
+
+
+async def test_an_owner_cancelled_mid_queued_turn_still_shuts_down(
+    tmp_path: Path, log: Path
+) -> None:
+    # The owner runs a prompt another process queued; the application cancels the session
+    # meanwhile: the turn is cut short, the agent stopped, the thread let go.
+    db = tmp_path / "store.db"
+    async with await open_store(db) as store:
+        with anyio.move_on_after(30) as scope:
+            async with acp_adapters.connect(
+                command=COMMAND, cwd=tmp_path, store=store, thread="c"
+            ) as owner:
+                assert owner.thread is not None
+                queued = await store.enqueue(
+                    owner.thread.id, [{"type": "text", "text": "sleep 60 x"}]
+                )
+                await wait_for(lambda: runs(log))
+                scope.cancel()
+                await anyio.sleep(30)
+        assert scope.cancelled_caught
+        (started,) = [r for r in runs(log) if r["event"] == "start"]
+        with pytest.raises(ProcessLookupError):
+            os.kill(started["pid"], 0)  # the agent is gone
+        prompt = await store.queued_prompt(queued.id)
+        assert prompt is not None
+        assert prompt.state == "cancelled"
+        assert await store.lease(owner.thread.id) is None

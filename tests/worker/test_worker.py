@@ -227,3 +227,33 @@ def test_sigterm_lets_the_running_turn_finish_and_the_thread_go(tmp_path: Path, 
 
     anyio.run(check)
     assert [e["event"] for e in runs(log)] == ["start", "end"]
+
+
+async def test_past_the_grace_a_running_turn_is_cancelled_and_the_thread_let_go(
+    tmp_path: Path, log: Path
+) -> None:
+    db = tmp_path / "store.db"
+    async with await open_store(db) as store:
+        queued = await enqueue(store, "long", "sleep 30 long", command=COMMAND, cwd=tmp_path)
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+
+            async def work() -> None:
+                await run_worker(store, grace=0.5, stop=stop)
+
+            group.start_soon(work)
+            with anyio.fail_after(20):
+                while not runs(log):
+                    await anyio.sleep(0.05)
+            stop.set()
+            with anyio.fail_after(20):  # the grace, then the turn is cancelled
+                while True:
+                    prompt = await store.queued_prompt(queued.id)
+                    if prompt is not None and prompt.ended:
+                        break
+                    await anyio.sleep(0.05)
+        assert prompt.state == "cancelled"
+        assert prompt.error
+        thread = await store.thread_named("long")
+        assert thread is not None
+        assert await store.lease(thread.id) is None

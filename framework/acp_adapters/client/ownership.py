@@ -218,10 +218,13 @@ async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = Fal
 
 
 async def stop_serving(session: Session) -> None:
-    """Claim no more prompts; the one claimed (its turn running) ends first."""
+    """Claim no more prompts; the one claimed (its turn running) ends first, unless the
+    session is cancelled meanwhile: then the turn is cut short with it, and the close goes
+    on (the agent shut down, the recording closed, the lease let go)."""
     session._serving_stopped = True
-    async with session._serving:
-        pass
+    with contextlib.suppress(anyio.get_cancelled_exc_class()):
+        async with session._serving:
+            pass
 
 
 def launch_record(policy: Any, mcp_servers: Sequence[Any], protocol: int | None) -> dict[str, Any]:
