@@ -21,6 +21,9 @@ import recorded_live
 from acp_adapters import Hooks, get_plugin_manager
 from acp_adapters.client import Session
 
+#: The fixtures of the tests of threads driven from a queue (``target``, ``log``).
+pytest_plugins = ("queue_helpers",)
+
 # Every live session the tests open is recorded, and must project offline to its timeline.
 recorded_live.install()
 

@@ -3,7 +3,6 @@ is refused), follows its turn in the store, and takes the thread over when the o
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -18,37 +17,15 @@ import pytest
 import acp_adapters
 from acp_adapters.client.guest import GuestSession, QueuedTurnFailed
 from acp_adapters.store import OWNER_LOST, ThreadBusy, open_store
+from queue_helpers import AGENT, COMMAND, runs
 from store.postgres_server import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
-
-AGENT = Path(__file__).parent.parent / "agents" / "queue_agent.py"
-COMMAND = [sys.executable, str(AGENT)]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "sqlite":
-        return tmp_path / "store.db"
-    return request.getfixturevalue("postgres_url")  # shared: each test names its own threads
 
 
 @pytest.fixture
 def name() -> str:
     return f"thread-{uuid.uuid4().hex[:12]}"
-
-
-@pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "agent-log.jsonl"
-    monkeypatch.setenv("QUEUE_AGENT_LOG", str(path))
-    return path
-
-
-def runs(log: Path) -> list[dict[str, Any]]:
-    if not log.exists():
-        return []
-    return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def said(items: Any) -> list[str]:

@@ -8,19 +8,16 @@ whether two agents ever drove one thread at once can be read back.
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-AGENT = Path(__file__).parent.parent / "agents" / "queue_agent.py"
+from queue_helpers import AGENT, runs
 
 #: What a sender process runs: it queues its prompts (``thread-index:text`` lines on stdin),
 #: making each thread on first use.
@@ -125,42 +122,7 @@ class Fleet:
                 worker.communicate()
 
     def runs(self) -> list[dict[str, Any]]:
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line]
-
-
-def started(entries: list[dict[str, Any]]) -> Counter[str]:
-    """How many times each prompt's turn started."""
-    return Counter(entry["prompt"] for entry in entries if entry["event"] == "start")
-
-
-def overlaps(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The turns of one folder (one thread) that two agents ran at once: a turn's span is
-    from its start to its end, or (an agent killed mid-turn) to its agent's last line."""
-    last_seen: dict[int, float] = {}
-    for entry in entries:
-        last_seen[entry["pid"]] = max(last_seen.get(entry["pid"], 0.0), entry["t"])
-    spans: dict[str, list[tuple[float, float, int, str]]] = {}
-    open_turns: dict[tuple[int, str], float] = {}
-    for entry in entries:
-        key = (entry["pid"], entry["prompt"])
-        if entry["event"] == "start":
-            open_turns[key] = entry["t"]
-        else:
-            spans.setdefault(entry["cwd"], []).append(
-                (open_turns.pop(key), entry["t"], entry["pid"], entry["prompt"])
-            )
-    for (pid, prompt), start in open_turns.items():
-        folder = next(e["cwd"] for e in entries if e["pid"] == pid and e["prompt"] == prompt)
-        spans.setdefault(folder, []).append((start, last_seen[pid], pid, prompt))
-    found: list[tuple[str, str]] = []
-    for turns in spans.values():
-        turns.sort()
-        for first, second in itertools.pairwise(turns):
-            if second[0] < first[1] and second[2] != first[2]:
-                found.append((first[3], second[3]))
-    return found
+        return runs(self.log)
 
 
 def wait_until(check: Any, seconds: float, what: str) -> None:

@@ -16,9 +16,10 @@ import anyio
 import pytest
 
 from acp_adapters.store import QueuedPrompt, open_store
+from queue_helpers import overlaps, started
 from store.postgres_server import postgres_server  # noqa: F401  (fixture)
 
-from .fleet import Fleet, overlaps, started, wait_until
+from .fleet import Fleet, wait_until
 
 THREADS = 60
 PROMPTS = 300

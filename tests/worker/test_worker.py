@@ -3,8 +3,6 @@ record them, and let go; what cannot be driven fails with its reason."""
 
 from __future__ import annotations
 
-import itertools
-import json
 import os
 import signal
 import subprocess
@@ -20,49 +18,10 @@ import pytest
 from acp_adapters.client.session import enqueue
 from acp_adapters.store import OWNER_LOST, Commit, Owner, Store, Turn, open_store
 from acp_adapters.worker import run_worker
+from queue_helpers import AGENT, COMMAND, overlaps, runs
 from store.postgres_server import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio
-
-AGENT = Path(__file__).parent.parent / "agents" / "queue_agent.py"
-COMMAND = [sys.executable, str(AGENT)]
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def target(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    if request.param == "sqlite":
-        return str(tmp_path / "store.db")
-    return request.getfixturevalue("postgres_url")
-
-
-@pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "agent-log.jsonl"
-    monkeypatch.setenv("QUEUE_AGENT_LOG", str(path))
-    return path
-
-
-def runs(log: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-def overlaps(entries: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """The turns of one folder (one thread) that two agents ran at once."""
-    found = []
-    by_folder: dict[str, list[tuple[float, float, str]]] = {}
-    starts: dict[tuple[int, str], float] = {}
-    for entry in entries:
-        key = (entry["pid"], entry["prompt"])
-        if entry["event"] == "start":
-            starts[key] = entry["t"]
-        else:
-            by_folder.setdefault(entry["cwd"], []).append(
-                (starts.pop(key), entry["t"], entry["prompt"])
-            )
-    for turns in by_folder.values():
-        turns.sort()
-        found += [(a[2], b[2]) for a, b in itertools.pairwise(turns) if b[0] < a[1]]
-    return found
 
 
 async def settled(store: Store, ids: list[str], seconds: float = 60) -> list[Any]:
