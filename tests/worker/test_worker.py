@@ -216,3 +216,44 @@ async def test_past_the_grace_a_running_turn_is_cancelled_and_the_thread_let_go(
         thread = await store.thread_named("long")
         assert thread is not None
         assert await store.lease(thread.id) is None
+
+
+async def test_a_thread_is_driven_as_it_was_made(tmp_path: Path) -> None:
+    # What `enqueue` (or the owner's connect) records is what the worker starts the agent
+    # with: the command, the folders, the policy and its rules, the MCP servers.
+    from acp_adapters import McpServer, Policy
+    from acp_adapters.plugin.rules import PermissionRule
+    from acp_adapters.worker import Worker
+
+    policy = Policy(
+        name="read-only",
+        rules=(PermissionRule(decision="allow", kinds=("edit",), paths=("docs/**",)),),
+    )
+    servers = [
+        McpServer(name="files", command="/bin/mcp-files", args=("--root", "/w"), env={"A": "1"}),
+        McpServer(name="web", transport="http", url="https://mcp.example/", headers={"X": "y"}),
+    ]
+    more = tmp_path / "more"
+    more.mkdir()
+    async with await open_store(tmp_path / "store.db") as store:
+        await enqueue(
+            store,
+            "made",
+            "hello",
+            command=COMMAND,
+            cwd=tmp_path,
+            additional_directories=[more],
+            policy=policy,
+            mcp_servers=servers,
+            protocol=1,
+        )
+        thread = await store.thread_named("made")
+        assert thread is not None
+        arguments = Worker(store)._arguments(thread, Owner.here())
+    assert arguments["command"] == COMMAND
+    assert arguments["provider"] is None
+    assert (arguments["cwd"], arguments["additional_directories"]) == (str(tmp_path), [str(more)])
+    assert arguments["policy"] == policy
+    assert list(arguments["mcp_servers"]) == servers
+    assert arguments["protocol"] == 1
+    assert (arguments["thread"], arguments["busy"]) == (thread.id, "fail")
