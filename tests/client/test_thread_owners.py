@@ -146,18 +146,24 @@ anyio.run(main)
 """
 
 
-async def test_a_lost_owner_s_turn_fails_and_the_queue_goes_on(tmp_path: Path, log: Path) -> None:
-    db = tmp_path / "store.db"
+def keeper_of(tmp_path: Path, db: Path) -> subprocess.Popen[str]:
+    """A process that owns the thread ``k`` (a lease of 1 s), its turn running."""
     script = tmp_path / "keeper.py"
     script.write_text(KEEPER)
-    with subprocess.Popen(
+    keeper = subprocess.Popen(
         [sys.executable, str(script), str(AGENT), str(tmp_path), str(db)],
         stdout=subprocess.PIPE,
         text=True,
-    ) as keeper:
+    )
+    assert keeper.stdout is not None
+    assert keeper.stdout.readline().strip() == "running"
+    return keeper
+
+
+async def test_a_lost_owner_s_turn_fails_and_the_queue_goes_on(tmp_path: Path, log: Path) -> None:
+    db = tmp_path / "store.db"
+    with keeper_of(tmp_path, db) as keeper:
         try:
-            assert keeper.stdout is not None
-            assert keeper.stdout.readline().strip() == "running"
             async with acp_adapters.connect(
                 command=COMMAND, cwd=tmp_path, store=db, thread="k"
             ) as guest:
@@ -233,15 +239,7 @@ async def test_a_follower_until_idle_ends_a_lost_owner_s_turn(tmp_path: Path, lo
     from acp_adapters.store.following import follow_items
 
     db = tmp_path / "store.db"
-    script = tmp_path / "keeper.py"
-    script.write_text(KEEPER)
-    with subprocess.Popen(
-        [sys.executable, str(script), str(AGENT), str(tmp_path), str(db)],
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as keeper:
-        assert keeper.stdout is not None
-        assert keeper.stdout.readline().strip() == "running"
+    with keeper_of(tmp_path, db) as keeper:
         keeper.send_signal(signal.SIGKILL)  # nothing queued: only a follower sees it
         keeper.wait()
     async with await open_store(db) as store:
