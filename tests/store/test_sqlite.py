@@ -312,7 +312,7 @@ async def test_a_postgresql_url_opens_the_postgresql_store(
 
     class FakeStore:
         @classmethod
-        async def open(cls, url: str) -> str:
+        async def open(cls, url: str, *, create: bool = True) -> str:
             opened.append(url)
             return "opened"
 

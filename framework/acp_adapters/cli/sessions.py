@@ -7,12 +7,16 @@ prompt for whoever drives it and ``follow NAME`` streams its items as they are c
 forgets it. ``--store PATH_OR_URL`` names the store (a SQLite file, a ``postgresql://``
 URL); by default the SQLite file in the user's data folder (``ACP_ADAPTERS_STORE``
 overrides it), as ``run -s NAME`` uses.
+
+Only ``send`` makes a store: the others open an existing one (``open_store(create=False)``),
+so that a mistyped ``--store`` is an error, not a new empty store. The default store not
+made yet holds no session: ``list`` says so, the others find no session of that name.
+JSON output is written as ``run``'s (:func:`~.rows.dumps`): what a terminal acts on escaped.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import sys
 from typing import Any
@@ -21,10 +25,16 @@ import anyio
 import click
 from pydantic import TypeAdapter
 
-from .. import _json
 from ..capture.recorder import CaptureRecorder
-from ..store.base import QueuedPrompt, Store, Thread
-from ..store.open import default_store, open_store
+from ..store.base import (
+    InvalidThreadName,
+    QueuedPrompt,
+    Store,
+    StoreNotFound,
+    Thread,
+    check_thread_name,
+)
+from ..store.open import STORE_ENV, default_store, default_store_path, open_store
 from ..store.patches import (
     FileTurn,
     MissingEvidence,
@@ -36,7 +46,7 @@ from ..store.patches import (
 from ..timeline.items import TimelineItem
 from .errors import EXIT_CONFLICT, EXIT_USAGE, Failure
 from .render import Renderer, printable
-from .rows import dumps, item_rows
+from .rows import dumps, dumps_line, item_rows
 
 _ITEMS: TypeAdapter[TimelineItem] = TypeAdapter(TimelineItem)
 
@@ -59,9 +69,38 @@ async def _thread(store: Store, name: str) -> Thread:
     return found
 
 
-def _run(function: Any, store: str | None, *args: Any) -> Any:
+def _not_made_yet(store: str | None) -> bool:
+    """Whether the store is the default one of the user's data folder, not made yet (no
+    ``run -s NAME`` ran): it holds no session, which is no error."""
+    return store is None and not os.environ.get(STORE_ENV) and not default_store_path().exists()
+
+
+def _missing(error: StoreNotFound, store: str | None, name: str | None) -> Failure:
+    """The error of a store that is not there (a read makes none)."""
+    if _not_made_yet(store):
+        what = f"the store has no session {name!r}" if name is not None else str(error)
+        return Failure(
+            f"{what} (no session is kept yet: `run -s NAME` keeps one, in {default_store()})",
+            EXIT_USAGE,
+        )
+    named = "--store" if store is not None else STORE_ENV
+    return Failure(
+        f"{error}; name an existing store with {named}, or make one with "
+        "`acp-adapters run -s NAME --store PATH_OR_URL`",
+        EXIT_USAGE,
+    )
+
+
+def _run(function: Any, store: str | None, *args: Any, name: str | None = None) -> Any:
+    """``function(store, *args)`` on the store, which must exist: a command that reads
+    makes no store (``name``: the session it is about, for the error)."""
+
     async def go() -> Any:
-        async with await open_store(store if store is not None else default_store()) as opened:
+        try:
+            opened = await open_store(store if store is not None else default_store(), create=False)
+        except StoreNotFound as error:
+            raise _missing(error, store, name) from None
+        async with opened:
             return await function(opened, *args)
 
     return anyio.run(go)
@@ -87,6 +126,10 @@ async def queue_prompts(
     """Queue each prompt for the named session (made when new), in order."""
     from ..client.session import enqueue
 
+    try:
+        check_thread_name(name)
+    except InvalidThreadName as error:
+        raise Failure(f"{error}: name the session otherwise", EXIT_USAGE) from None
     queued = []
     async with await open_store(store if store is not None else default_store()) as opened:
         for prompt in prompts:
@@ -143,7 +186,10 @@ def send(
 
     command = shlex.split(agent_command) if agent_command is not None else None
     if provider is None and command is None:
-        found = _run(lambda opened: opened.thread_named(name), store)
+        try:
+            found = _run(lambda opened: opened.thread_named(name), store, name=name)
+        except Failure:  # no store there: no session either
+            found = None
         if found is None:
             raise click.UsageError(
                 f'the store has no session {name!r}: make it with --provider ID or --command "CMD"'
@@ -179,7 +225,7 @@ def follow(name: str, until_idle: bool, output: str, store: str | None) -> None:
         shown: dict[str, dict[str, Any]] = {}
         async for item in follow_items(opened, thread.id, until_idle=until_idle):
             if output == "jsonl":
-                click.echo(_json.dumps({"type": "item", **item}))  # as `run --format jsonl`
+                click.echo(dumps_line({"type": "item", **item}))  # as `run --format jsonl`
                 continue
             # Text: each item once it is done (and again when it changes after).
             if item.get("status") in ("in_progress", "pending") or shown.get(item["id"]) == item:
@@ -190,7 +236,7 @@ def follow(name: str, until_idle: bool, output: str, store: str | None) -> None:
             for row in item_rows([_ITEMS.validate_python(item)]):
                 click.echo(renderer.block(row))
 
-    _run(go, store)
+    _run(go, store, name=name)
 
 
 @sessions.command("list")
@@ -217,9 +263,17 @@ def list_sessions(store: str | None, output: str) -> None:
             )
         return rows
 
-    rows = _run(read, store)
+    if _not_made_yet(store):
+        # No `run -s NAME` ran yet: no session, and no store made for reading it.
+        click.echo(
+            f"Note: no session is kept yet (`run -s NAME` keeps one, in {default_store()})",
+            err=True,
+        )
+        rows = []
+    else:
+        rows = _run(read, store)
     if output == "json":
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(dumps(rows))
         return
     table = [("NAME", "PROVIDER", "TURNS", "TITLE")] + [
         (
@@ -251,7 +305,7 @@ def show(name: str, store: str | None, output: str) -> None:
         items = [_ITEMS.validate_python(item) for item in await opened.items(thread.id)]
         return thread, items
 
-    thread, items = _run(read, store)
+    thread, items = _run(read, store, name=name)
     rows = item_rows(items)
     if output == "json":
         click.echo(dumps(rows))
@@ -281,7 +335,7 @@ def export(name: str, store: str | None, output: str) -> None:
         thread = await _thread(opened, name)
         return thread, [event.entry for event in await opened.events(thread.id)]
 
-    thread, entries = _run(read, store)
+    thread, entries = _run(read, store, name=name)
     marks = CaptureRecorder(os.devnull, workspace=thread.cwd)
     try:
         start = next((e["t"] for e in entries if isinstance(e.get("t"), int | float)), 0.0)
@@ -289,7 +343,7 @@ def export(name: str, store: str | None, output: str) -> None:
             line = dict(marks.portable(entry))
             if isinstance(entry.get("t"), int | float):
                 line["t"] = round(entry["t"] - start, 6)
-            click.echo(_json.dumps(line))
+            click.echo(dumps_line(line))  # a capture line, escaped as run's JSON is
     finally:
         marks.close()
     del output
@@ -358,10 +412,10 @@ def patch(name: str, store: str | None, turn: int | None, output: str) -> None:
         except MissingEvidence as error:
             raise Failure(str(error)) from None
 
-    thread, index, files = _run(read, store)
+    thread, index, files = _run(read, store, name=name)
     if output == "json":
         rows = {"turn": index, "files": [_file_row(f) for f in files], "patch": turn_patch(files)}
-        click.echo(_json.dumps(rows))
+        click.echo(dumps_line(rows))
         return
     if not files:
         click.echo(f"turn {index} changed no file")
@@ -401,7 +455,7 @@ def revert(name: str, store: str | None, turn: int | None, dry_run: bool) -> Non
         except MissingEvidence as error:
             raise Failure(str(error)) from None
 
-    thread, index, written = _run(undo, store)
+    thread, index, written = _run(undo, store, name=name)
     verb = "would write" if dry_run else "wrote"
     if not written:
         click.echo(f"turn {index}: nothing to undo (the files hold what it started with)")
@@ -421,7 +475,7 @@ def delete(name: str, store: str | None) -> None:
     async def forget(opened: Store) -> None:
         await opened.delete_thread((await _thread(opened, name)).id)
 
-    _run(forget, store)
+    _run(forget, store, name=name)
     click.echo(f"Deleted {printable(name)}.")
 
 

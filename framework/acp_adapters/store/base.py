@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import abc
 import os
+import re
 import socket
 import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -48,6 +49,36 @@ class StoreError(AcpAdaptersError):
 
 class ThreadNotFound(StoreError):
     """No thread of that id (or name)."""
+
+
+class StoreNotFound(StoreError):
+    """No store there (``open_store(..., create=False)``): no such SQLite file, or a database
+    that holds no store."""
+
+
+class InvalidThreadName(StoreError):
+    """A thread's name is empty, only spaces, or holds a control character."""
+
+
+#: What a thread's name may not hold: the C0 and C1 controls and DEL, the line and paragraph
+#: separators, and the bidirectional controls (a name is shown and typed as it is).
+_NOT_IN_NAMES = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def check_thread_name(name: str) -> str:
+    """``name`` when it can name a thread; :class:`InvalidThreadName` when it is empty, only
+    white space, or holds a control character (shown as its escape)."""
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidThreadName(f"a session's name is neither empty nor only spaces, not {name!r}")
+    refused = _NOT_IN_NAMES.search(name)
+    if refused is not None:
+        code = ord(refused.group())
+        raise InvalidThreadName(
+            f"a session's name cannot hold a control character: {name!r} holds U+{code:04X}"
+        )
+    return name
 
 
 @dataclass(frozen=True)
@@ -91,6 +122,18 @@ class ThreadBusy(StoreError):
     def __init__(self, message: str, lease: Lease) -> None:
         super().__init__(message)
         self.lease = lease
+
+
+class ThreadMoved(StoreError):
+    """The thread is kept for another folder than the one it is gone on with: it moves only
+    when asked (``connect(move=True)``, ``run --move``)."""
+
+    def __init__(self, message: str, *, thread: str, folder: str, cwd: str) -> None:
+        super().__init__(message)
+        #: The thread's name (or id), its folder, and the folder it was gone on with.
+        self.thread = thread
+        self.folder = folder
+        self.cwd = cwd
 
 
 def busy_error(thread: str, lease: Lease) -> ThreadBusy:

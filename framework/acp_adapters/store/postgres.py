@@ -50,6 +50,7 @@ from .base import (
     Store,
     StoredEvent,
     StoreError,
+    StoreNotFound,
     Thread,
     ThreadNotFound,
     Turn,
@@ -173,9 +174,11 @@ class PostgresStore(LeaseQueries, Store):
         self._queue_count = 0
 
     @classmethod
-    async def open(cls, url: str) -> PostgresStore:
+    async def open(cls, url: str, *, create: bool = True) -> PostgresStore:
         """Open (creating or migrating) the store in the database of ``url``
         (``postgresql://user:password@host:port/database``, or any URL libpq takes).
+        ``create=False``: a database that holds no store yet raises :class:`StoreNotFound`
+        (its tables are not made).
 
         :raises StoreError: the server cannot be reached or refuses the login (the URL without
             its password, and why), the database is not a store, or its schema is newer than
@@ -187,7 +190,7 @@ class PostgresStore(LeaseQueries, Store):
         def connect_and_migrate() -> tuple[psycopg.Connection[Any], int]:
             connection = _connect(url, location, secret)
             try:
-                version = _migrate(connection, location)
+                version = _migrate(connection, location, create)
             except BaseException as exc:
                 connection.close()
                 if isinstance(exc, psycopg.Error):
@@ -817,12 +820,15 @@ def _connect(url: str, location: str, secret: str | None) -> psycopg.Connection[
         ) from None
 
 
-def _migrate(connection: psycopg.Connection[Any], location: str) -> int:
+def _migrate(connection: psycopg.Connection[Any], location: str, create: bool = True) -> int:
     """Bring the store to :data:`SCHEMA_VERSION` in one transaction, under the migrations'
-    advisory lock (another process opening it now waits, then finds it migrated)."""
+    advisory lock (another process opening it now waits, then finds it migrated). A
+    database without a store gets one only with ``create``."""
     with connection.transaction():
         connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         version = _version(connection, location)
+        if version is None and not create:
+            raise StoreNotFound(f"no store in {location}: the database holds none yet")
         if version is not None and version > SCHEMA_VERSION:
             raise StoreError(
                 f"cannot open the store {location}: its schema is version {version}, newer "

@@ -45,9 +45,11 @@ from .base import (
     Store,
     StoredEvent,
     StoreError,
+    StoreNotFound,
     Thread,
     ThreadNotFound,
     Turn,
+    check_thread_name,
     dumps,
     event_text,
 )
@@ -160,6 +162,8 @@ def thread_columns(fields: Mapping[str, Any]) -> dict[str, Any]:
         else:
             if value is not None and not isinstance(value, str):
                 raise StoreError(f"a thread's {key} is a string or None, not {value!r}")
+            if key == "name" and value is not None:
+                check_thread_name(value)
             columns[key] = text(value)
     return columns
 
@@ -212,9 +216,14 @@ class SqliteStore(LeaseQueries, Store):
         *,
         synchronous: Synchronous = "NORMAL",
         busy_timeout: float = BUSY_TIMEOUT,
+        create: bool = True,
     ) -> SqliteStore:
-        """Open (creating or migrating) the store at ``path``.
+        """Open (creating or migrating) the store at ``path``. A new file is made readable
+        and writable by its owner only (0600; SQLite gives its ``-wal`` and ``-shm`` files
+        the same mode).
 
+        :param create: make the store when the file is missing (or empty); ``False`` raises
+            :class:`StoreNotFound` instead, and creates nothing.
         :raises StoreError: the path cannot be opened or written (the path and the reason), it
             is not a store, or its schema is newer than this library's.
         """
@@ -222,7 +231,7 @@ class SqliteStore(LeaseQueries, Store):
         if synchronous not in ("NORMAL", "FULL"):
             raise ValueError(f"synchronous is NORMAL or FULL, not {synchronous!r}")
         connection, version = await anyio.to_thread.run_sync(
-            _connect, location, synchronous, busy_timeout
+            _connect, location, synchronous, busy_timeout, create
         )
         return cls(location, connection, version)
 
@@ -740,6 +749,25 @@ def _refuse_path(path: str) -> None:
         raise StoreError(f"cannot open the store {path}: {folder} is not a folder")
 
 
+def _plain_path(path: str) -> bool:
+    """Whether ``path`` names a file as it is (not ``:memory:``, not a ``file:`` URI)."""
+    return path != ":memory:" and not path.startswith("file:")
+
+
+def _made_private(path: str) -> None:
+    """Make the store's file, when it is missing, readable and writable by its owner only:
+    SQLite would make it as the umask says (0644 mostly: every local user reads every
+    session), and gives the ``-wal`` and ``-shm`` files it makes the mode of the database's.
+    A file that exists is left as it is (its mode is its owner's choice)."""
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        # There already (or made by another process meanwhile); or it cannot be made here,
+        # which SQLite says next, with the reason (see :func:`_why`).
+        return
+    os.close(descriptor)
+
+
 def _why(path: str, exc: sqlite3.Error) -> str:
     reason = str(exc)
     folder = Path(path).parent
@@ -766,9 +794,13 @@ def _write_ahead(connection: sqlite3.Connection, busy_timeout: float) -> None:
 
 
 def _connect(
-    path: str, synchronous: Synchronous, busy_timeout: float
+    path: str, synchronous: Synchronous, busy_timeout: float, create: bool = True
 ) -> tuple[sqlite3.Connection, int]:
+    if not create and _plain_path(path) and not os.path.exists(path):
+        raise StoreNotFound(f"no store at {path}: there is no such file")
     _refuse_path(path)
+    if create and _plain_path(path):
+        _made_private(path)
     try:
         connection = sqlite3.connect(
             path,
@@ -781,6 +813,9 @@ def _connect(
         raise StoreError(_why(path, exc)) from exc
     try:
         connection.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        if not create and _version(connection, path) is None:
+            # Before WAL is set, which writes even an empty file.
+            raise StoreNotFound(f"no store at {path}: the file is an empty database")
         _write_ahead(connection, busy_timeout)
         connection.execute(f"PRAGMA synchronous = {synchronous}")
         connection.execute("PRAGMA foreign_keys = ON")
