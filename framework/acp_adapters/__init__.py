@@ -60,6 +60,7 @@ if TYPE_CHECKING:
         PluginLoadError,
         PromptCancelled,
         PromptCapabilityError,
+        StartTimeoutError,
         UnknownProviderError,
     )
     from .plugin.hooks import Hooks
@@ -122,6 +123,7 @@ _EXPORTS = {
     "Checkpointing": ".client.checkpointing",
     "CheckpointLimits": ".workspace.scan",
     "AgentNotFoundError": ".errors",
+    "StartTimeoutError": ".errors",
     "ApprovalRequestItem": ".timeline",
     "AssistantMessageItem": ".timeline",
     "AuthenticationRequiredError": ".errors",
@@ -264,6 +266,7 @@ __all__ = [
     "SessionChange",
     "SessionPage",
     "SessionView",
+    "StartTimeoutError",
     "Store",
     "StoreError",
     "Thread",

@@ -53,7 +53,22 @@ class CaptureError(AcpAdaptersError):
 
 class AgentNotFoundError(AcpAdaptersError):
     """Raised by ``connect`` when the agent's command does not exist (install it, or pass
-    ``command=``); the message names the command."""
+    ``command=``), or cannot be executed (a folder, no execute permission): the message
+    names the command, ``reason`` says which (``"not found"``, ``"not executable"``)."""
+
+    def __init__(self, message: str, *, reason: str = "not found") -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class StartTimeoutError(AcpAdaptersError):
+    """Raised by ``connect`` when the agent did not start, answer ``initialize`` and open
+    the session within ``start_timeout`` seconds; the agent was stopped. ``phase`` names
+    what it was waiting for (``initialize``, ``session/new``, ...)."""
+
+    def __init__(self, message: str, phase: str) -> None:
+        super().__init__(message)
+        self.phase = phase
 
 
 class ProtocolVersionError(AcpAdaptersError):

@@ -130,7 +130,7 @@ def test_the_bundled_capture_is_in_the_wheel() -> None:
             capture_output=True,
         )
         assert ignored.returncode == 1  # not ignored
-    assert '[project.scripts]\nacp-adapters = "acp_adapters.cli:main"\n' in config
+    assert '[project.scripts]\nacp-adapters = "acp_adapters.cli.entry:main"\n' in config
     assert '    "click>=8.1",\n' in config.split("dependencies = [")[1].split("]")[0]
 
 

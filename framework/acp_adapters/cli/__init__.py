@@ -9,6 +9,22 @@
 documents the commands, the rows field by field, and the exit codes.
 """
 
-from .commands import main
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .commands import main
+
+
+def __getattr__(name: str) -> Any:
+    # The commands load when first used: the program's entry (:mod:`.entry`) takes the
+    # signals before they do.
+    if name == "main":
+        from .commands import main
+
+        return main
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = ["main"]

@@ -22,10 +22,8 @@ from typing import Any, TypeVar
 import anyio
 import click
 
-if sys.version_info < (3, 11):
-    from exceptiongroup import BaseExceptionGroup
-
 from ..capture.format import WORKSPACE_MARK
+from ..client.session import DEFAULT_START_TIMEOUT
 from ..plugin.manager import get_plugin_manager
 from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import ProviderRegistry
@@ -33,7 +31,7 @@ from ..plugin.rules import RulesError, load_rules
 from ..replay import DEFAULT_TIMEOUT
 from ..transport import ConnectionClosed
 from .asking import NonInteractive
-from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain
+from .errors import EXIT_BROKEN_PIPE, EXIT_USAGE, Failure, explain, unwrap
 from .live import Format, Outcome, record_path, run_session
 from .login import log_in, report
 from .mcp import servers_of_options
@@ -73,6 +71,18 @@ class _Seconds(click.FloatRange):
 _SECONDS = _Seconds()
 
 
+def _start_timeout_option(function: F) -> F:
+    return click.option(
+        "--start-timeout",
+        type=_SECONDS,
+        default=DEFAULT_START_TIMEOUT,
+        show_default=True,
+        metavar="SECONDS",
+        help="The longest the agent may take to start: answer initialize and open the "
+        "session. Past it the agent is stopped and the run fails (exit 124).",
+    )(function)
+
+
 #: The package's loggers: what the connection skipped (a line that is not JSON, an
 #: answer to nothing) is logged there as a warning.
 _LOGGER = logging.getLogger("acp_adapters")
@@ -109,13 +119,6 @@ def _debug_option(function: F) -> F:
     )(function)
 
 
-def _unwrap(error: BaseException) -> BaseException:
-    """The one error inside task groups' exception groups, if there is only one."""
-    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
-        error = error.exceptions[0]
-    return error
-
-
 class _Group(click.Group):
     """A group whose commands fail with one line and an exit code, not a traceback."""
 
@@ -129,7 +132,7 @@ class _Group(click.Group):
             _discard_output(sys.stdout)
             ctx.exit(EXIT_BROKEN_PIPE)
         except (Exception, KeyboardInterrupt) as raised:
-            error = _unwrap(raised)
+            error = unwrap(raised)
             if isinstance(error, click.ClickException | click.exceptions.Exit | click.Abort):
                 raise error from None
             code, line = explain(error)
@@ -433,6 +436,7 @@ def _terminal(stream: Any) -> bool:
     metavar="SECONDS",
     help="The longest a turn may take: past it the turn is cancelled and the run fails (exit 124).",
 )
+@_start_timeout_option
 @click.option(
     "--non-interactive",
     type=click.Choice(["deny", "fail"]),
@@ -463,6 +467,7 @@ def run(
     mode: str | None,
     values: tuple[tuple[str, str], ...],
     timeout: float | None,
+    start_timeout: float,
     non_interactive: NonInteractive | None,
     output: Format,
 ) -> None:
@@ -587,6 +592,7 @@ def run(
             thread=thread,
             store=store,
             busy="fail" if busy == "fail" else "queue",
+            start_timeout=start_timeout,
         )
     )
     folder = os.path.abspath(cwd)
@@ -617,6 +623,7 @@ def run(
 @click.option("--method", "method_id", metavar="ID", help="The login method to use (see --list).")
 @click.option("--list", "list_only", is_flag=True, help="List the agent's login methods only.")
 @click.option("--logout", is_flag=True, help="Log out instead (when the agent offers it).")
+@_start_timeout_option
 @_debug_option
 def login(
     provider: str | None,
@@ -625,6 +632,7 @@ def login(
     method_id: str | None,
     list_only: bool,
     logout: bool,
+    start_timeout: float,
 ) -> None:
     """Log in to an agent with one of its login methods (or list them, or log out).
 
@@ -659,6 +667,7 @@ def login(
             method_id=method_id,
             list_only=list_only,
             logout=logout,
+            start_timeout=start_timeout,
         )
     )
     click.echo(report(outcome))

@@ -8,7 +8,7 @@ exit      when
           protocol version this client speaks, a plugin failed, a replay went
           otherwise than its capture
 2         usage: a bad option or argument, a provider no plugin provides
-3         the agent's command was not found
+3         the agent's command was not found, or cannot be executed
 4         the agent needs authentication first, or a login (``login``) failed
 5         the capture cannot be read (missing, not UTF-8, no capture line in it)
 6         an MCP server cannot be given to the agent: of a transport it does not take,
@@ -21,7 +21,8 @@ exit      when
 9         ``sessions revert``: later edits touched what the turn changed (each file and
           hunk named); nothing was written
 124       a turn took longer than ``--timeout``: it was cancelled (as ``timeout(1)``
-          exits)
+          exits); or the agent did not start (answer ``initialize``, open the session)
+          within ``--start-timeout``: it was stopped
 129       SIGHUP (the terminal closed): the agent was killed; nothing more is printed
 130       interrupted (Ctrl-C): the turn was cancelled, or the agent killed
 141       stdout was closed before the output ended (``| head``); nothing is printed
@@ -33,9 +34,15 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 from typing import Any
 
-from ..client import AgentNotFoundError, AuthenticationRequiredError, ProtocolVersionError
+from ..client import (
+    AgentNotFoundError,
+    AuthenticationRequiredError,
+    ProtocolVersionError,
+    StartTimeoutError,
+)
 from ..errors import (
     AcpAdaptersError,
     CaptureError,
@@ -48,6 +55,9 @@ from ..errors import (
 from ..store.base import ThreadBusy
 from ..transport import ConnectionClosed, RpcError
 from .render import printable
+
+if sys.version_info < (3, 11):
+    from exceptiongroup import BaseExceptionGroup
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -95,13 +105,20 @@ class Stopped(Failure):
         self.signum = signum
 
 
+def unwrap(error: BaseException) -> BaseException:
+    """The one error inside task groups' exception groups, if there is only one."""
+    while isinstance(error, BaseExceptionGroup) and len(error.exceptions) == 1:
+        error = error.exceptions[0]
+    return error
+
+
 def explain(error: BaseException) -> tuple[int, str]:
     """The exit code and the one line to print for an error that ends a command.
 
     The line is :func:`~.render.printable`: most messages carry what an agent or a
     capture said (its stderr, its error's message, a capture's line).
     """
-    code, line = _explain(error)
+    code, line = _explain(unwrap(error))
     return code, printable(line)
 
 
@@ -114,6 +131,11 @@ def _explain(error: BaseException) -> tuple[int, str]:
         return EXIT_USAGE, f"{_one_line(str(error))}; `acp-adapters providers` lists them"
     if isinstance(error, AgentNotFoundError):
         return EXIT_AGENT_NOT_FOUND, _one_line(str(error))
+    if isinstance(error, StartTimeoutError):
+        return EXIT_TIMEOUT, (
+            f"{_one_line(str(error))}; is it an ACP agent (its command, its arguments)? "
+            "Give it more time with a larger --start-timeout"
+        )
     if isinstance(error, AuthenticationRequiredError):
         # The answer's data may say more (claude-agent-acp: why the credentials were refused).
         cause = error.__cause__

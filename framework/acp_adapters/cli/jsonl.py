@@ -11,8 +11,10 @@ grows, a tool call completes): its last line is the item as it ended. A
 session line is written once the session is open and set up (``opened``), then
 each time the agent reports something of it (``usage``, ``info``, ``commands``,
 ``mode``, ``config``, ``turn``); ``session`` is all of it as it is then
-(:meth:`Timeline.session_json`). The summary is the last line once the session
-was open, whether the run succeeded or not: its ``exit_code`` and ``error`` say.
+(:meth:`Timeline.session_json`). The summary is the last line, whether the run succeeded
+or not, whatever ended it (a failure, a timeout, a signal): its ``exit_code`` and ``error``
+say; a run that failed before a session was open has a summary too, with no session in it
+(``provider`` the one asked for, or null; ``protocol`` null).
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ class JsonlWriter:
 def summary_object(
     rows: list[dict[str, Any]],
     *,
-    provider: str,
-    version: int,
+    provider: str | None,
+    version: int | None,
     stop_reason: str | None,
     session: dict[str, Any] | None,
     exit_code: int = 0,

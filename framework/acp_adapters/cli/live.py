@@ -39,7 +39,7 @@ from ..client import (
     connect,
 )
 from ..client.guest import GuestSession
-from ..client.session import Busy
+from ..client.session import DEFAULT_START_TIMEOUT, Busy
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
@@ -49,7 +49,7 @@ from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, Failure, Stopped, explai
 from .jsonl import JsonlWriter, summary_object
 from .progress import Progress
 from .render import INDENT, STREAMED_KINDS, Renderer, printable
-from .rows import dumps, item_row, item_rows
+from .rows import dumps, dumps_line, item_row, item_rows
 from .settings import Settings, apply_settings, legacy_models
 
 Format = Literal["text", "json", "jsonl"]
@@ -295,6 +295,7 @@ async def run_session(
     thread: str | None = None,
     store: str | None = None,
     busy: Busy = "queue",
+    start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> Outcome:
     """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
     session of the store, made or gone on with), send the prompts, one turn each, and
@@ -311,6 +312,8 @@ async def run_session(
     the terminal with ``questions_from_terminal`` (stdin holds the prompt; without a
     terminal, a question fails the run as ``--non-interactive fail`` does).
     ``non_interactive`` asks no one: ``deny`` rejects, ``fail`` cancels the turn (exit 8).
+    ``start_timeout`` bounds the agent's start (``initialize`` and the session's opening):
+    past it the agent is stopped and the run fails (exit 124).
     ``label`` is what starts, for the progress line on a terminal. ``busy``: when another
     process drives ``thread``, queue the prompts behind its turns (each followed in the store
     as it lands, printed as if run here), or fail (:class:`~acp_adapters.store.ThreadBusy`).
@@ -357,6 +360,8 @@ async def run_session(
     wants_models = settings is not None and settings.model is not None
     prompts = [prompt] if isinstance(prompt, str) else list(prompt)
     outcome: Outcome | None = None
+    # Whether the rows (json) or the summary (jsonl) of a run that failed are out.
+    printed = False
     try:
         async with anyio.create_task_group() as run:
             run.start_soon(signals.watch, run.cancel_scope)
@@ -375,6 +380,7 @@ async def run_session(
                     observe=observe if wants_models else None,
                     session_id=resume,
                     busy=busy,
+                    start_timeout=start_timeout,
                     **_kept(thread, store),
                 ) as session:
                     signals.session = session
@@ -404,6 +410,7 @@ async def run_session(
                     except BaseException as error:
                         # What came before a failure (or a stop) is the caller's as well.
                         before()
+                        printed = True
                         with contextlib.suppress(OSError):
                             _print_failed(session, output, jsonl, error, signals)
                         raise
@@ -411,24 +418,40 @@ async def run_session(
             except AgentNotFoundError as error:
                 if not command:
                     raise
+                why = "was not found"
+                if error.reason == "not executable":
+                    cause = error.__cause__
+                    said = cause.strerror if isinstance(cause, OSError) else None
+                    why = f"cannot be executed ({(said or 'not a program').lower()})"
                 raise Failure(
-                    f"cannot start the agent ({shlex.join(command)}): {command[0]!r} was not "
-                    'found; install it, or pass another --command "CMD ARGS"',
+                    f"cannot start the agent ({shlex.join(command)}): {command[0]!r} {why}; "
+                    'install it, or pass another --command "CMD ARGS"',
                     EXIT_AGENT_NOT_FOUND,
                 ) from error
             finally:
                 before()
                 run.cancel_scope.cancel()  # the turns are over: stop watching the signals
-    except Exception:
+    except Exception as error:
         # A signal stopped the run: the agent's failure that came of it (its requests
         # failed as it was killed) is not the run's.
         if signals.stopped is None:
+            if not printed:  # no session was opened: a script still reads how it ended
+                with contextlib.suppress(OSError):
+                    _print_unopened(output, provider, error)
             raise
     finally:
         if terminal is not None:
             terminal.close()
     if signals.stopped is not None:
-        raise Stopped(signals.stopped, killed=signals.session is not None)
+        stop = Stopped(signals.stopped, killed=signals.session is not None)
+        with contextlib.suppress(OSError):
+            if outcome is not None:
+                # The agent ended its turn (cancelled) before it was killed: the output is
+                # what a run that ended so prints, its ending the stop.
+                _print_stopped(outcome, output, stop)
+            elif not printed:
+                _print_unopened(output, provider, stop)
+        raise stop
     assert outcome is not None  # only a stop cancels the run
     return outcome
 
@@ -456,6 +479,29 @@ def _outcome(session: Session, signals: StopSignals, failure: Failure | None) ->
         session=timeline.session_json(),
         failure=failure,
     )
+
+
+def _print_stopped(outcome: Outcome, output: Format, stop: Stopped) -> None:
+    """The rows (json), or the summary with the stop's code (jsonl), of a stopped run whose
+    turn had ended; text printed its items as they came."""
+    if output == "json":
+        click.echo(dumps(outcome.rows))
+    elif output == "jsonl":
+        code, line = explain(stop)
+        click.echo(dumps_line(outcome.summary_object(code, line)))
+
+
+def _print_unopened(output: Format, provider: str | None, error: BaseException) -> None:
+    """What json and jsonl print when no session was opened: no rows, and (jsonl) a summary
+    that says how the run ended (text: the error line says it)."""
+    if output == "json":
+        click.echo(dumps([]))
+    elif output == "jsonl":
+        code, line = explain(error)
+        unopened = summary_object(
+            [], provider=provider, version=None, stop_reason=None, session=None
+        )
+        click.echo(dumps_line({**unopened, "exit_code": code, "error": line}))
 
 
 def _print_failed(

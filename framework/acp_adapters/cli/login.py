@@ -17,6 +17,8 @@ import click
 import pluggy
 
 from ..client import AuthMethod, Session, connect, run_login_here
+from ..client.auth import missing_variables
+from ..client.session import DEFAULT_START_TIMEOUT
 from ..errors import AcpAdaptersError, CapabilityError
 from ..transport import RpcError
 from .errors import EXIT_AUTHENTICATION, EXIT_USAGE, Failure
@@ -62,6 +64,7 @@ async def log_in(
     method_id: str | None,
     list_only: bool,
     logout: bool,
+    start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> LoginOutcome:
     """Start the agent, read its login methods, and log in with one (or out, or list).
 
@@ -75,6 +78,7 @@ async def log_in(
         policy="read-only",
         new_session=False,
         login=run_login_here,
+        start_timeout=start_timeout,
     ) as session:
         outcome = LoginOutcome(agent=_agent_name(session), methods=list(session.login_methods))
         if list_only:
@@ -86,6 +90,16 @@ async def log_in(
         if not outcome.methods:
             return outcome
         method = choose(outcome.methods, method_id)
+        missing = missing_variables(method, session.agent.agent_env)
+        if missing:
+            # Said to a person at a shell: the variables come from its environment.
+            names = ", ".join(printable(name) for name in missing)
+            raise Failure(
+                f"the login method {printable(method.id)!r} reads {names} from the "
+                f"environment: set {'it' if len(missing) == 1 else 'them'} (export "
+                f"{printable(missing[0])}=...), then run again",
+                EXIT_AUTHENTICATION,
+            )
         if method.runs_in_terminal:
             click.echo(f"Running the login of {outcome.agent} ({method.name}) ...", err=True)
         try:

@@ -50,6 +50,7 @@ from ..errors import (
     CapabilityError,
     PromptCancelled,
     ProtocolVersionError,
+    StartTimeoutError,
 )
 
 if sys.version_info < (3, 11):
@@ -117,6 +118,8 @@ from .workspace import MissingFileRead, Workspace
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
 CATCH_UP_SECONDS = 0.02
+#: How long ``connect`` waits for the agent to answer ``initialize`` and open the session.
+DEFAULT_START_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -943,23 +946,39 @@ class Session:
     async def _reconnect(self) -> None:
         """The agent went away: start it again and open this session on it (resumed, else
         loaded: the history it replays is not added twice), the timeline going on."""
+        await self._restart()
+        session_id = self.session_id
+        assert session_id is not None
+        await self.open_session(session_id)
+
+    async def _restart(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        protocol: int | None = None,
+        grace: float = 2.0,
+    ) -> None:
+        """Start the agent again (``command``: another command line; by default its own)
+        and negotiate with it (``protocol``: the version to ask for, by default the one
+        asked before); nothing is opened. The agent still running is shut down first. The
+        session leaves the old agent for the new one, its timeline going on: a replay plays
+        a capture's connections so, one agent process each."""
         old = self.agent
         task_group = old.task_group
         if task_group is None:
             raise AcpAdaptersError("the session is not running")
         with anyio.CancelScope(shield=True):
+            if not old.closed:
+                await old.shutdown(grace)
             await self.answers.close()  # the old agent's terminals
-        again = await old.restarted()
+        again = await old.restarted(command)
         # This session leaves the old agent (gone) for the new one.
         old.sessions.remove(self)
         again.sessions.append(self)
         self.agent = again
         self.answers.start(task_group)
         task_group.start_soon(again.run, task_group)
-        await again.initialize(old.preferred, elicit=old.elicits)
-        session_id = self.session_id
-        assert session_id is not None
-        await self.open_session(session_id)
+        await again.initialize(protocol or old.preferred, elicit=old.elicits)
 
     def _turn_idle(self) -> bool:
         return self.projector.state.turn_state.state == "idle"
@@ -1175,6 +1194,7 @@ async def connect(
     busy: Busy = "queue",
     lease_seconds: float = LEASE_SECONDS,
     owner: Owner | None = None,
+    start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
 
@@ -1278,7 +1298,13 @@ async def connect(
         what the agent and its terminals leave orphaned is reparented here, and reaped
         when the session kills it. Either way, what they detached is found and killed at
         close where /proc shows it.
-    :raises AgentNotFoundError: the agent's command does not exist.
+    :param start_timeout: the longest the agent may take to answer ``initialize`` and open
+        the session (``session/new``, ``load`` or ``resume``), in seconds (60 by default;
+        ``None`` waits for ever): past it the agent is stopped and
+        :class:`~acp_adapters.errors.StartTimeoutError` raised.
+    :raises AgentNotFoundError: the agent's command does not exist, or cannot be executed
+        (not a program, no permission).
+    :raises StartTimeoutError: the agent did not start within ``start_timeout``.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
     :raises ConnectionClosed: the agent exited (with its exit status and stderr tail).
@@ -1319,6 +1345,8 @@ async def connect(
         raise ValueError(f"busy is 'queue' or 'fail', not {busy!r}")
     if not 0.05 <= lease_seconds <= 86400:  # also refuses nan
         raise ValueError(f"lease_seconds is from 0.05 to 86400, not {lease_seconds!r}")
+    if start_timeout is not None and not 0 < start_timeout <= 86400:  # also refuses nan
+        raise ValueError(f"start_timeout is more than 0, a day at most, not {start_timeout!r}")
     # The store first: one that cannot be opened fails before any agent starts (or, with
     # ``on_store_error``, is reported and the session runs kept nowhere).
     the_store: Store | None = store if isinstance(store, Store) else None
@@ -1403,6 +1431,7 @@ async def connect(
             new_session=new_session,
             run_queued=run_queued,
             close_grace=close_grace,
+            start_timeout=start_timeout,
         ) as session:
             yield session
     finally:
@@ -1446,6 +1475,7 @@ async def _owner(
     new_session: bool,
     run_queued: bool,
     close_grace: float,
+    start_timeout: float | None,
 ) -> AsyncIterator[Session]:
     """The session of an agent started here (its thread's lease ``held``, when kept in a
     store): :func:`connect` once the thread is its own."""
@@ -1458,6 +1488,15 @@ async def _owner(
             raise AgentNotFoundError(
                 f"cannot start the agent: {command[0]!r} was not found "
                 "(install it, or pass command=[...])"
+            ) from exc
+        except OSError as exc:
+            # A folder, a file without the execute bit or of no format the system runs (no
+            # #! line), a path through a file: as missing to the user (no program to run
+            # there), said as what it is.
+            raise AgentNotFoundError(
+                f"cannot start the agent: {command[0]!r} cannot be executed "
+                f"({exc.strerror or exc}); pass the path of a program, or make it executable",
+                reason="not executable",
             ) from exc
     except BaseException:
         if held is not None:
@@ -1521,13 +1560,26 @@ async def _owner(
 
                     held._on_lost = lost
                     task_group.start_soon(held.keep)
-                await agent.initialize(
-                    protocol or chosen.protocol_version, elicit=elicit is not None
-                )
-                if session_id is not None:
-                    await session.open_session(session_id)
-                elif new_session:
-                    await session.new_session()
+                phase = "initialize"
+                # Bounded: an agent that never answers (a wrong command, a hung start) must
+                # not hold the caller for ever.
+                with anyio.move_on_after(start_timeout) as starting:
+                    await agent.initialize(
+                        protocol or chosen.protocol_version, elicit=elicit is not None
+                    )
+                    if session_id is not None:
+                        phase = "session/load or session/resume"
+                        await session.open_session(session_id)
+                    elif new_session:
+                        phase = "session/new"
+                        await session.new_session()
+                if starting.cancelled_caught:
+                    assert start_timeout is not None
+                    raise StartTimeoutError(
+                        f"the agent did not answer {phase} within {start_timeout:g} s: "
+                        "it was stopped",
+                        phase,
+                    )
                 if writer is not None and held is not None and run_queued:
                     if session.session_id is not None:
                         # What waits in the thread's queue runs first, in order.
@@ -1542,6 +1594,10 @@ async def _owner(
                     # A prompt another process queued, running now, runs to its end.
                     await stop_serving(session)
                 await agent.shutdown(close_grace)  # and the agents started again after it
+                if session.agent is not agent:
+                    # One started after the one before was shut down (a replay's next
+                    # connection) is no successor of a shut one: it is shut down here.
+                    await session.agent.shutdown(close_grace)
                 if writer is not None:
                     with contextlib.suppress(StoreError):
                         await writer.flush()
@@ -1695,6 +1751,7 @@ async def _thread_writer(
 
 __all__ = [
     "CLIENT_INFO",
+    "DEFAULT_START_TIMEOUT",
     "Agent",
     "AgentNotFoundError",
     "AuthenticationRequiredError",
@@ -1706,6 +1763,7 @@ __all__ = [
     "SessionChange",
     "SessionPage",
     "SessionSettings",
+    "StartTimeoutError",
     "Turn",
     "TurnStream",
     "connect",

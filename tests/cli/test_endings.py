@@ -1,0 +1,203 @@
+"""Every run ends within its bounds, says in one line why, and keeps its output.
+
+The agents are ``ending_agent.py``'s scenarios (standard library only): silent ones,
+one that ends a turn cancelled, one with a huge message, one that asks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from acp_adapters import AgentNotFoundError, StartTimeoutError, connect
+
+from .conftest import Invoke, one_error_line
+
+AGENT = Path(__file__).with_name("ending_agent.py")
+
+
+def ending(scenario: str, *args: str) -> str:
+    return shlex.join([sys.executable, str(AGENT), scenario, *args])
+
+
+# --- the start is bounded ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("scenario", "phase"), [("mute", "initialize"), ("no-session", "session/new")]
+)
+def test_an_agent_that_never_opens_the_session_fails_past_the_start_timeout(
+    cli: Invoke, scenario: str, phase: str
+) -> None:
+    started = time.monotonic()
+    result = cli("run", "--command", ending(scenario), "--start-timeout", "0.5", "hi")
+    assert result.exit_code == 124
+    line = one_error_line(result)
+    assert f"the agent did not answer {phase} within 0.5 s" in line
+    assert "--start-timeout" in line
+    assert time.monotonic() - started < 30  # not the default minute, nor for ever
+
+
+def test_the_start_timeout_has_a_documented_default(cli: Invoke) -> None:
+    shown = cli("run", "--help").stdout
+    assert "--start-timeout SECONDS" in shown
+    assert "[default: 60.0;" in " ".join(shown.split())
+    page = (Path(__file__).parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert "--start-timeout" in page
+
+
+def test_connect_stops_an_agent_that_does_not_start_in_time(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    command = [
+        sys.executable,
+        "-c",
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)",
+    ]
+
+    async def main() -> None:
+        with pytest.raises(StartTimeoutError) as raised:
+            async with connect(command=command, cwd=tmp_path, start_timeout=0.5):
+                pass  # pragma: no cover - it never opens
+        assert raised.value.phase == "initialize"
+
+    anyio.run(main)
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):  # stopped, not left behind
+        os.kill(pid, 0)
+
+
+def test_connect_refuses_a_start_timeout_out_of_range(tmp_path: Path) -> None:
+    async def main(seconds: float) -> None:
+        async with connect(command=["true"], cwd=tmp_path, start_timeout=seconds):
+            pass  # pragma: no cover
+
+    for seconds in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="start_timeout"):
+            anyio.run(main, seconds)
+
+
+@pytest.mark.parametrize("what", ["folder", "not executable", "no format"])
+def test_an_agent_that_cannot_be_executed_is_said_as_a_missing_one_is(
+    cli: Invoke, tmp_path: Path, what: str
+) -> None:
+    if what == "folder":
+        target = tmp_path / "agent-folder"
+        target.mkdir()
+    else:
+        target = tmp_path / "agent"
+        target.write_text("#!/bin/sh\necho hi\n" if what == "not executable" else "\x7fELF junk")
+        mode = 0o644 if what == "not executable" else 0o755
+        target.chmod(mode)
+        if what == "not executable" and os.geteuid() == 0:
+            # root runs what has no execute bit for anyone only if some bit is set: none is.
+            assert not target.stat().st_mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    result = cli("run", "--command", str(target), "hi")
+    assert result.exit_code == 3
+    line = one_error_line(result)
+    assert f"cannot start the agent ({target}): '{target}' cannot be executed" in line
+    assert "Errno" not in line
+
+    async def main() -> None:
+        with pytest.raises(AgentNotFoundError) as raised:
+            async with connect(command=[str(target)], cwd=tmp_path):
+                pass  # pragma: no cover
+        assert raised.value.reason == "not executable"
+
+    anyio.run(main)
+
+
+# --- an interrupt at any moment ----------------------------------------------------------
+
+
+def _program(*args: str) -> subprocess.Popen[str]:
+    """``acp-adapters ARGS`` as its own process (``python -m acp_adapters``: the entry)."""
+    environment = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    return subprocess.Popen(
+        [sys.executable, "-m", "acp_adapters", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment,
+    )
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.2, 0.5, 1.0])
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_at_any_moment_ends_with_one_line_and_its_code(
+    delay: float, signum: int, code: int
+) -> None:
+    # From the program's first moments (its modules still loading) to a start that waits.
+    running = _program("run", "--command", ending("mute"), "hi")
+    time.sleep(delay)
+    running.send_signal(signum)
+    out, err = running.communicate(timeout=60)
+    assert running.returncode == code, err
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("Error: "), err
+    assert out == ""
+
+
+# --- output survives every ending --------------------------------------------------------
+
+
+def _first_line(running: subprocess.Popen[str]) -> str:
+    assert running.stdout is not None
+    return running.stdout.readline()
+
+
+@pytest.mark.parametrize("output", ["json", "jsonl"])
+def test_sigterm_in_a_turn_the_agent_ends_cancelled_still_prints_the_output(
+    output: str,
+) -> None:
+    running = _program("run", "--format", output, "--command", ending("cancelled"), "go")
+    if output == "jsonl":
+        while '"working on it"' not in (line := _first_line(running)):
+            assert line, "the run ended before the agent spoke"
+        before = line
+    else:
+        time.sleep(2.0)  # json prints at the end only: the turn is under way by then
+        before = ""
+    running.send_signal(signal.SIGTERM)
+    out, err = running.communicate(timeout=60)
+    assert running.returncode == 143, err
+    assert "Traceback" not in err
+    if output == "json":
+        rows = json.loads(out)
+        assert [row["text"] for row in rows if row["kind"] == "assistant_message"] == [
+            "working on it"
+        ]
+    else:
+        lines = [json.loads(line) for line in (before + out).splitlines()]
+        summary = lines[-1]
+        assert summary["type"] == "summary"
+        assert summary["exit_code"] == 143
+        assert summary["error"].startswith("stopped by SIGTERM")
+        assert [line["type"] for line in lines].count("summary") == 1
+
+
+@pytest.mark.parametrize("output", ["json", "jsonl"])
+def test_a_run_that_fails_before_its_session_still_prints_its_output(
+    cli: Invoke, tmp_path: Path, output: str
+) -> None:
+    result = cli("run", "--format", output, "--command", str(tmp_path), "hi")
+    assert result.exit_code == 3
+    if output == "json":
+        assert json.loads(result.stdout) == []
+    else:
+        (summary,) = [json.loads(line) for line in result.stdout.splitlines()]
+        assert summary["type"] == "summary"
+        assert summary["exit_code"] == 3
+        assert "cannot be executed" in summary["error"]
+        assert summary["session_id"] is None
