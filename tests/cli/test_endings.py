@@ -201,3 +201,34 @@ def test_a_run_that_fails_before_its_session_still_prints_its_output(
         assert summary["exit_code"] == 3
         assert "cannot be executed" in summary["error"]
         assert summary["session_id"] is None
+
+
+# --- a question no one can answer fails the run ------------------------------------------
+
+
+def test_a_question_whose_answers_input_ended_fails_the_run(cli: Invoke) -> None:
+    # No terminal, stdin at its end (a CI job's `< /dev/null`): no one answers.
+    result = cli("run", "--command", ending("ask"), "go", input="")
+    assert result.exit_code == 8, result.stderr
+    assert "no answer: cancelled" in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "Error: the agent asked permission for 'rm -rf build', and its answers' input (stdin) "
+        "ended: the request and the turn were cancelled; decide it with --approve or --rules, "
+        "or --non-interactive deny"
+    )
+
+
+def test_a_rule_that_asks_with_no_one_to_answer_fails_the_run(cli: Invoke, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('[[rules]]\ndecision = "ask"\nkinds = ["execute"]\n', encoding="utf-8")
+    result = cli(
+        "run", "--approve", "full-access", "--rules", str(rules), "--command", ending("ask"),
+        "go", input="",
+    )  # fmt: skip
+    assert result.exit_code == 8, result.stderr
+
+
+def test_a_question_answered_on_stdin_goes_on(cli: Invoke) -> None:
+    result = cli("run", "--command", ending("ask"), "go", input="1\n")
+    assert result.exit_code == 0, result.stderr
+    assert "answered: allow" in result.stdout

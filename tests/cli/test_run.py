@@ -119,7 +119,8 @@ def test_read_only_refuses_the_edit(cli: Invoke, workspace: Path) -> None:
 @pytest.mark.parametrize(
     ("answer", "chosen", "content"),
     [
-        ("1\n", "allow (allow_once)", "alpha\nBETA changed\n"),
+        # Allowed, the agent goes on to its second edit: a question of its own.
+        ("1\n1\n", "allow (allow_once)", "alpha\nBETA changed\n"),
         ("9\n3\n", "reject (reject_once)", "alpha\nbeta\n"),
     ],
 )
@@ -141,16 +142,17 @@ def test_ask_shows_the_patch_and_takes_the_answer(
         assert "Answer with an option's number, 1 to 3." in err
 
 
-def test_ask_without_an_answer_cancels(cli: Invoke, workspace: Path) -> None:
+def test_ask_without_an_answer_cancels_and_fails(cli: Invoke, workspace: Path) -> None:
+    # No terminal, and the answers' input ended: no one can answer, the run fails (8).
     result = _edit(cli, workspace, stdin="")
-    assert result.exit_code == 0  # type: ignore[attr-defined]
+    assert result.exit_code == 8  # type: ignore[attr-defined]
     assert "no answer: cancelled" in result.stderr  # type: ignore[attr-defined]
     assert "[3] approval_request  cancelled" in result.stdout  # type: ignore[attr-defined]
     assert (workspace / "existing.txt").read_text() == "alpha\nbeta\n"
 
 
 def test_ask_keeps_stdout_json(cli: Invoke, workspace: Path) -> None:
-    result = _edit(cli, workspace, "--format", "json", stdin="1\n")
+    result = _edit(cli, workspace, "--format", "json", stdin="1\n1\n")
     rows = json.loads(result.stdout)  # type: ignore[attr-defined]
     approval = next(r for r in rows if r["kind"] == "approval_request")
     assert (approval["outcome"], approval["option_id"]) == ("selected", "allow")

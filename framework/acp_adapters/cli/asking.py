@@ -52,6 +52,12 @@ class TerminalAsk:
         self.before = before
         self.session: Session | None = None
         self._lines = lines if lines is not None else Lines()
+        #: The first question that found the answers' input ended, not a terminal: no one
+        #: can answer it (a CI job's ``< /dev/null``), and the run fails as under
+        #: ``--non-interactive fail``.
+        self.failed: PermissionQuery | None = None
+        #: Called once, when that question comes (the run cancels the turn).
+        self.on_fail: Callable[[], None] = lambda: None
 
     async def __call__(self, query: PermissionQuery) -> PermissionDecision | str | None:
         self.before()
@@ -61,11 +67,20 @@ class TerminalAsk:
         if not options:
             click.echo("the agent offered no option: cancelled", err=True)
             return None
-        answer = await self._choose(len(options))
+        answer = await self._choose(len(options)) if self.failed is None else None
         if answer is None:
             click.echo("no answer: cancelled", err=True)
+            if not self._lines.is_terminal() and self.failed is None:
+                self.failed = query
+                self.on_fail()
             return None
         return str(options[answer - 1]["optionId"])
+
+    def failure(self) -> Failure | None:
+        """The run's error, once a question found the input of the answers ended."""
+        if self.failed is None:
+            return None
+        return question_failure(self.failed, "its answers' input (stdin) ended")
 
     def question(self, query: PermissionQuery, options: list[dict[str, Any]]) -> str:
         """What is asked: the tool call as the timeline shows it, and the numbered options."""
@@ -256,16 +271,20 @@ class NoQuestions:
 
     def failure(self) -> Failure | None:
         """The run's error, once a question came under ``fail``."""
-        query = self.failed
-        if query is None:
+        if self.failed is None:
             return None
-        title = query.title or (query.tool_call.title if query.tool_call else None)
-        what = f"permission for {title!r}" if title else "a permission"
-        return Failure(
-            f"the agent asked {what}, and {self.why}: the request and the turn were "
-            "cancelled; decide it with --approve or --rules, or --non-interactive deny",
-            EXIT_QUESTION,
-        )
+        return question_failure(self.failed, self.why)
+
+
+def question_failure(query: PermissionQuery, why: str) -> Failure:
+    """The error of a run that met a question no one may answer (exit 8)."""
+    title = query.title or (query.tool_call.title if query.tool_call else None)
+    what = f"permission for {title!r}" if title else "a permission"
+    return Failure(
+        f"the agent asked {what}, and {why}: the request and the turn were "
+        "cancelled; decide it with --approve or --rules, or --non-interactive deny",
+        EXIT_QUESTION,
+    )
 
 
 def reject_option(options: Sequence[dict[str, Any]]) -> str | None:

@@ -16,8 +16,8 @@ exit      when
 7         a ``--model``, ``--mode`` or ``--set`` the agent does not offer (the error
           lists what it offers)
 8         the agent asked a question that no one may answer: ``--non-interactive
-          fail``, or no terminal to ask on (stdin holds the prompt); the turn was
-          cancelled
+          fail``, no terminal to ask on (stdin holds the prompt), or stdin (not a
+          terminal) ended before the answer; the turn was cancelled
 9         ``sessions revert``: later edits touched what the turn changed (each file and
           hunk named); nothing was written
 124       a turn took longer than ``--timeout``: it was cancelled (as ``timeout(1)``

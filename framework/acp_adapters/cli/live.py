@@ -563,7 +563,7 @@ async def _turns(
                 printer=printer,
                 jsonl=jsonl,
                 timeout=timeout,
-                questions=questions if isinstance(questions, NoQuestions) else None,
+                questions=questions,
                 before=before,
             )
         finally:
@@ -590,12 +590,13 @@ async def _turn(
     printer: StreamPrinter | None,
     jsonl: JsonlWriter | None,
     timeout: float | None,
-    questions: NoQuestions | None,
+    questions: TerminalAsk | NoQuestions | None,
     before: Callable[[], None],
 ) -> Failure | None:
     """Send the prompt and wait for the turn's end, printing it as it goes (text, jsonl).
 
-    Past ``timeout``, or once a question came under ``--non-interactive fail``, the turn
+    Past ``timeout``, or once a question came that no one may answer (``--non-interactive
+    fail``, no terminal, the answers' input ended), the turn
     is cancelled and its end waited for (:data:`CANCEL_WAIT_SECONDS` at most, then the
     agent is killed): what ended it is returned.
     """
