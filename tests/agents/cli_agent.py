@@ -1,4 +1,4 @@
-"""A scripted agent on the official Python SDK with modes, config options and reports.
+"""A scripted agent with modes, config options and reports (standard library only).
 
     python cli_agent.py [no-model] [legacy-models] [no-modes]
 
@@ -28,6 +28,9 @@ prompts, ``session/cancel``) and answers these prompts:
     asks permission to run ``rm -rf build`` (allow or reject) and says what it was answered;
 
 anything else is echoed back (``you said: ...``).
+
+It speaks ACP v1 as the official Python SDK's agents do (it was one, and writes the
+same messages), through ``stdio_rpc.py`` beside it.
 """
 
 from __future__ import annotations
@@ -35,27 +38,38 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-import acp
-from acp import schema
-from acp.helpers import start_tool_call, update_agent_message_text, update_tool_call
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stdio_rpc import (
+    Connection,
+    Params,
+    RpcError,
+    answer_initialize,
+    prompt_text,
+    string,
+    text_chunk,
+    tool_call,
+    tool_call_update,
+)
 
 SESSION = "cli-session"
 MODES = (("ask", "Ask"), ("code", "Code"))
 MODELS = (("small", "Small model"), ("large", "Large model"))
 EFFORTS = (("low", "Low"), ("medium", "Medium"), ("high", "High"))
 ASK = [
-    schema.PermissionOption(option_id="allow", name="Allow", kind="allow_once"),
-    schema.PermissionOption(option_id="reject", name="Reject", kind="reject_once"),
+    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
 ]
 
 
 class CliAgent:
-    """An ``acp.Agent`` that offers modes and config options and keeps what it was sent."""
+    """An agent that offers modes and config options and keeps what it was sent."""
 
     def __init__(self, flags: set[str]) -> None:
-        self.client: Any = None
+        self.client = Connection()
         self.flags = flags
         self.mode = "ask"
         self.values: dict[str, str | bool] = {"model": "small", "effort": "medium", "fast": False}
@@ -69,92 +83,89 @@ class CliAgent:
         }
         self.cancelled = asyncio.Event()
 
-    def on_connect(self, conn: Any) -> None:
-        self.client = conn
+    async def initialize(self, params: Params) -> dict[str, Any]:
+        return answer_initialize("cli-agent", "0.1.0", {})
 
-    async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
-        return schema.InitializeResponse(
-            protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(),
-            agent_info=schema.Implementation(name="cli-agent", version="0.1.0"),
-        )
-
-    def _options(self) -> list[Any]:
-        options: list[Any] = []
+    def _options(self) -> list[dict[str, Any]]:
+        options: list[dict[str, Any]] = []
         for key, name, category, choices in (
             ("model", "Model", "model", MODELS),
             ("effort", "Effort", "thought_level", EFFORTS),
         ):
             if key in self.values:
                 options.append(
-                    schema.SessionConfigOptionSelect(
-                        id=key,
-                        name=name,
-                        type="select",
-                        category=category,
-                        current_value=str(self.values[key]),
-                        options=[
-                            schema.SessionConfigSelectOption(value=value, name=label)
-                            for value, label in choices
-                        ],
-                    )
+                    {
+                        "currentValue": str(self.values[key]),
+                        "options": [{"value": value, "name": label} for value, label in choices],
+                        "id": key,
+                        "name": name,
+                        "category": category,
+                        "type": "select",
+                    }
                 )
         options.append(
-            schema.SessionConfigOptionBoolean(
-                id="fast", name="Fast mode", type="boolean", current_value=bool(self.values["fast"])
-            )
+            {
+                "currentValue": bool(self.values["fast"]),
+                "id": "fast",
+                "name": "Fast mode",
+                "type": "boolean",
+            }
         )
         return options
 
-    async def new_session(self, cwd: str, **_: Any) -> Any:
-        modes = None
+    async def new_session(self, params: Params) -> dict[str, Any]:
+        string(params, "cwd")
+        answer: dict[str, Any] = {"sessionId": SESSION}
         if "no-modes" not in self.flags:
-            modes = schema.SessionModeState(
-                current_mode_id=self.mode,
-                available_modes=[schema.SessionMode(id=i, name=n) for i, n in MODES],
-            )
-        answer = schema.NewSessionResponse(
-            session_id=SESSION, modes=modes, config_options=self._options()
-        )
-        if "legacy-models" not in self.flags:
-            return answer
-        wire = answer.model_dump(mode="json", by_alias=True, exclude_none=True)
-        wire["models"] = {
-            "currentModelId": "small",
-            "availableModels": [{"modelId": i, "name": n} for i, n in MODELS],
-        }
-        return wire
+            answer["modes"] = {
+                "currentModeId": self.mode,
+                "availableModes": [{"id": i, "name": n} for i, n in MODES],
+            }
+        answer["configOptions"] = self._options()
+        if "legacy-models" in self.flags:
+            answer["models"] = {
+                "currentModelId": "small",
+                "availableModels": [{"modelId": i, "name": n} for i, n in MODELS],
+            }
+        return answer
 
-    async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> Any:
+    async def set_session_mode(self, params: Params) -> dict[str, Any]:
+        string(params, "sessionId")
+        mode_id = string(params, "modeId")
         self.received["set_mode"].append(mode_id)
         if "no-modes" in self.flags or mode_id not in dict(MODES):
-            raise acp.RequestError.invalid_params({"modeId": mode_id})
+            raise RpcError.invalid_params({"modeId": mode_id})
         self.mode = mode_id
-        return schema.SetSessionModeResponse()
+        return {}
 
-    async def set_config_option(
-        self, config_id: str, session_id: str, value: str | bool, **_: Any
-    ) -> schema.SetSessionConfigOptionResponse:
+    async def set_config_option(self, params: Params) -> dict[str, Any]:
+        string(params, "sessionId")
+        config_id = string(params, "configId")
+        # A boolean option's value says so ("type": "boolean"); any other value is a choice.
+        kind = bool if params.get("type") == "boolean" else str
+        value = params.get("value")
+        if not isinstance(value, kind):
+            raise RpcError.invalid_params({"errors": [f"value: a {kind.__name__} is required"]})
         self.received["set_config_option"].append([config_id, value])
         choices = {"model": MODELS, "effort": EFFORTS}.get(config_id)
         if config_id not in self.values:
-            raise acp.RequestError.invalid_params({"configId": config_id})
+            raise RpcError.invalid_params({"configId": config_id})
         if choices is None and not isinstance(value, bool):
-            raise acp.RequestError.invalid_params({"value": value})
+            raise RpcError.invalid_params({"value": value})
         if choices is not None and value not in dict(choices):
-            raise acp.RequestError.invalid_params({"value": value})
+            raise RpcError.invalid_params({"value": value})
         self.values[config_id] = value
-        return schema.SetSessionConfigOptionResponse(config_options=self._options())
+        return {"configOptions": self._options()}
 
-    async def cancel(self, session_id: str, **_: Any) -> None:
-        self.received["cancel"].append(session_id)
+    async def cancel(self, params: Params) -> None:
+        self.received["cancel"].append(string(params, "sessionId"))
         self.cancelled.set()
 
     async def say(self, text: str) -> None:
-        await self.client.session_update(SESSION, update_agent_message_text(text))
+        await self.client.update(SESSION, text_chunk(text))
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> Any:
-        words = "".join(getattr(block, "text", "") for block in prompt)
+    async def prompt(self, params: Params) -> dict[str, Any]:
+        words = prompt_text(params)
         self.received["prompt"].append(words)
         self.cancelled.clear()
         if words == "settings":
@@ -166,24 +177,21 @@ class CliAgent:
         elif words == "received":
             await self.say(json.dumps(self.received, sort_keys=True))
         elif words == "report":
-            for update in (
-                schema.UsageUpdate(
-                    session_update="usage_update",
-                    used=1200,
-                    size=200000,
-                    cost=schema.Cost(amount=0.02, currency="USD"),
-                ),
-                schema.SessionInfoUpdate(
-                    session_update="session_info_update", title="Fixing the parser"
-                ),
-            ):
-                await self.client.session_update(SESSION, update)
+            usage = {
+                "used": 1200,
+                "size": 200000,
+                "cost": {"amount": 0.02, "currency": "USD"},
+                "sessionUpdate": "usage_update",
+            }
+            info = {"title": "Fixing the parser", "sessionUpdate": "session_info_update"}
+            for update in (usage, info):
+                await self.client.update(SESSION, update)
             await self.say("reported")
         elif words == "wait":
             await self.say("waiting to be cancelled\n")
             await self.cancelled.wait()
             await self.say("cancelled")
-            return schema.PromptResponse(stop_reason="cancelled")
+            return {"stopReason": "cancelled"}
         elif words == "stubborn":
             await self.say("never ending")
             await asyncio.Event().wait()
@@ -191,33 +199,57 @@ class CliAgent:
             return await self.clean()
         else:
             await self.say(f"you said: {words}")
-        return schema.PromptResponse(stop_reason="end_turn")
+        return {"stopReason": "end_turn"}
 
-    async def clean(self) -> schema.PromptResponse:
+    async def clean(self) -> dict[str, Any]:
         command = {"command": "rm -rf build"}
-        await self.client.session_update(
+        await self.client.update(
             SESSION,
-            start_tool_call(
+            tool_call(
                 "clean-1", "rm -rf build", kind="execute", status="pending", raw_input=command
             ),
         )
-        answer = await self.client.request_permission(
-            session_id=SESSION,
-            tool_call=schema.ToolCallUpdate(tool_call_id="clean-1", title="rm -rf build"),
-            options=ASK,
+        answer = await self.client.request(
+            "session/request_permission",
+            {
+                "sessionId": SESSION,
+                "toolCall": {"toolCallId": "clean-1", "title": "rm -rf build"},
+                "options": ASK,
+            },
         )
-        outcome = answer.outcome
-        said = outcome.option_id if outcome.outcome == "selected" else outcome.outcome
-        await self.client.session_update(
+        said = _outcome(answer)
+        await self.client.update(
             SESSION,
-            update_tool_call("clean-1", status="completed" if said == "allow" else "failed"),
+            tool_call_update("clean-1", status="completed" if said == "allow" else "failed"),
         )
         await self.say(f"permission: {said}")
         # A question the client cancelled is the turn being cancelled: its cancel follows.
         if said == "cancelled" or self.cancelled.is_set():
-            return schema.PromptResponse(stop_reason="cancelled")
-        return schema.PromptResponse(stop_reason="end_turn")
+            return {"stopReason": "cancelled"}
+        return {"stopReason": "end_turn"}
+
+    def serve(self) -> None:
+        self.client.serve(
+            {
+                "initialize": self.initialize,
+                "session/new": self.new_session,
+                "session/set_mode": self.set_session_mode,
+                "session/set_config_option": self.set_config_option,
+                "session/prompt": self.prompt,
+            },
+            {"session/cancel": self.cancel},
+        )
+
+
+def _outcome(answer: Any) -> str:
+    """The option a permission answer selected, or ``cancelled``; a malformed one refused."""
+    outcome = answer.get("outcome") if isinstance(answer, dict) else None
+    if isinstance(outcome, dict) and outcome.get("outcome") == "cancelled":
+        return "cancelled"
+    if isinstance(outcome, dict) and outcome.get("outcome") == "selected":
+        return string(outcome, "optionId")
+    raise RpcError.invalid_params({"errors": ["outcome: a permission outcome is required"]})
 
 
 if __name__ == "__main__":
-    asyncio.run(acp.run_agent(CliAgent(set(sys.argv[1:]))))
+    CliAgent(set(sys.argv[1:])).serve()

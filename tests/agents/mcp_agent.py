@@ -1,4 +1,4 @@
-"""A scripted agent on the official Python SDK that reports the MCP servers it was given.
+"""A scripted agent that reports the MCP servers it was given (standard library only).
 
     python mcp_agent.py [http] [sse]
 
@@ -6,80 +6,144 @@ It takes stdio MCP servers (every ACP v1 agent must), and HTTP or SSE servers wh
 named on its command line (its ``mcpCapabilities``). ``session/new``, ``session/load``
 and ``session/resume`` each keep the servers they carried; the prompt ``servers``
 answers with them as JSON, one agent message: ``{"new" | "load" | "resume": [server,
-...]}``, each server as the SDK read it from the wire.
+...]}``, each server as the official Python SDK reads it from the wire (``read_server``:
+the agent was built on the SDK, and reports the same).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
-import acp
-from acp import schema
-from acp.helpers import update_agent_message_text
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stdio_rpc import (
+    Connection,
+    Params,
+    RpcError,
+    answer_initialize,
+    prompt_text,
+    string,
+    text_chunk,
+)
 
 SESSION = "mcp-session"
 
+#: The fields of each kind of server, as the SDK's models have them, by its ``type``
+#: (a stdio server has none); each field is a string, or a list of strings ("args") or
+#: of ``{"name", "value"}`` pairs ("env", "headers").
+KINDS: dict[str | None, tuple[str, ...]] = {
+    "http": ("name", "url", "headers"),
+    "sse": ("name", "url", "headers"),
+    "acp": ("name", "serverId"),
+    None: ("name", "command", "args", "env"),
+}
+
+
+def _valid(field: str, value: Any) -> bool:
+    if field == "args":
+        return isinstance(value, list) and all(isinstance(arg, str) for arg in value)
+    if field in ("env", "headers"):
+        return isinstance(value, list) and all(
+            isinstance(pair, dict)
+            and isinstance(pair.get("name"), str)
+            and isinstance(pair.get("value"), str)
+            for pair in value
+        )
+    return isinstance(value, str)
+
+
+def _meta(fields: dict[str, Any], source: dict[str, Any]) -> dict[str, Any]:
+    """``fields`` with the ``_meta`` object of ``source``, where it has one."""
+    if isinstance(source.get("_meta"), dict):
+        fields["_meta"] = source["_meta"]
+    return fields
+
+
+def read_server(server: Any) -> dict[str, Any] | None:
+    """The server as the SDK reads it (its fields alone, ``type`` last, a pair's
+    ``_meta`` kept when it is an object), or None for one the SDK skips as invalid."""
+    if not isinstance(server, dict):
+        return None
+    kind = server.get("type") if server.get("type") in ("http", "sse", "acp") else None
+    fields = KINDS[kind]
+    if not all(field in server and _valid(field, server[field]) for field in fields):
+        return None
+    read: dict[str, Any] = {}
+    for field in fields:
+        value = server[field]
+        if field in ("env", "headers"):
+            value = [_meta({"name": p["name"], "value": p["value"]}, p) for p in value]
+        read[field] = value
+    _meta(read, server)
+    if kind is not None:
+        read["type"] = kind
+    return read
+
 
 class McpReportingAgent:
-    """An ``acp.Agent`` that keeps and reports the MCP servers each session method carried."""
+    """An agent that keeps and reports the MCP servers each session method carried."""
 
     def __init__(self, transports: set[str]) -> None:
-        self.client: Any = None
+        self.client = Connection()
         self.transports = transports
         self.received: dict[str, list[Any]] = {}
 
-    def on_connect(self, conn: Any) -> None:
-        self.client = conn
+    async def initialize(self, params: Params) -> dict[str, Any]:
+        capabilities = {
+            "loadSession": True,
+            "mcpCapabilities": {"http": "http" in self.transports, "sse": "sse" in self.transports},
+            "sessionCapabilities": {"resume": {}},
+        }
+        return answer_initialize("mcp-agent", "0.1.0", capabilities)
 
-    async def initialize(self, protocol_version: int, **_: Any) -> schema.InitializeResponse:
-        return schema.InitializeResponse(
-            protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(
-                load_session=True,
-                mcp_capabilities=schema.McpCapabilities(
-                    http="http" in self.transports, sse="sse" in self.transports
-                ),
-                session_capabilities=schema.SessionCapabilities(
-                    resume=schema.SessionResumeCapabilities()
-                ),
-            ),
-            agent_info=schema.Implementation(name="mcp-agent", version="0.1.0"),
-        )
+    def _keep(self, method: str, params: Params) -> None:
+        string(params, "cwd")
+        servers = params.get("mcpServers")
+        if servers is None and method == "resume":  # the one method that may leave them out
+            servers = []
+        if not isinstance(servers, list):
+            raise RpcError.invalid_params({"errors": ["mcpServers: a list is required"]})
+        read = (read_server(server) for server in servers)
+        self.received[method] = [server for server in read if server is not None]
 
-    def _keep(self, method: str, servers: Any) -> None:
-        self.received[method] = [
-            server.model_dump(by_alias=True, exclude_none=True) for server in servers or []
-        ]
+    async def new_session(self, params: Params) -> dict[str, Any]:
+        self._keep("new", params)
+        return {"sessionId": SESSION}
 
-    async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> Any:
-        self._keep("new", mcp_servers)
-        return schema.NewSessionResponse(session_id=SESSION)
+    async def load_session(self, params: Params) -> dict[str, Any]:
+        string(params, "sessionId")
+        self._keep("load", params)
+        return {}
 
-    async def load_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
-    ) -> Any:
-        self._keep("load", mcp_servers)
-        return schema.LoadSessionResponse()
+    async def resume_session(self, params: Params) -> dict[str, Any]:
+        string(params, "sessionId")
+        self._keep("resume", params)
+        return {}
 
-    async def resume_session(
-        self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
-    ) -> Any:
-        self._keep("resume", mcp_servers)
-        return schema.ResumeSessionResponse()
-
-    async def cancel(self, session_id: str, **_: Any) -> None:
+    async def cancel(self, params: Params) -> None:
         return None
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> Any:
-        words = "".join(getattr(block, "text", "") for block in prompt)
+    async def prompt(self, params: Params) -> dict[str, Any]:
+        words = prompt_text(params)
         text = json.dumps(self.received, sort_keys=True) if words == "servers" else words
-        await self.client.session_update(session_id, update_agent_message_text(text))
-        return schema.PromptResponse(stop_reason="end_turn")
+        await self.client.update(params["sessionId"], text_chunk(text))
+        return {"stopReason": "end_turn"}
+
+    def serve(self) -> None:
+        self.client.serve(
+            {
+                "initialize": self.initialize,
+                "session/new": self.new_session,
+                "session/load": self.load_session,
+                "session/resume": self.resume_session,
+                "session/prompt": self.prompt,
+            },
+            {"session/cancel": self.cancel},
+        )
 
 
 if __name__ == "__main__":
-    # session/resume is among the SDK's unstable methods.
-    asyncio.run(acp.run_agent(McpReportingAgent(set(sys.argv[1:])), use_unstable_protocol=True))
+    McpReportingAgent(set(sys.argv[1:])).serve()

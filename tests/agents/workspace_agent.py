@@ -1,10 +1,11 @@
-"""A scripted agent on the official Python SDK that changes the workspace itself, as real
-agents do: with its own file tools, shell commands, renames and links, not through the
-client's ``fs/*``.
+"""A scripted agent that changes the workspace itself, as real agents do: with its own file
+tools, shell commands, renames and links, not through the client's ``fs/*`` (standard
+library only).
 
     python workspace_agent.py
 
-It speaks ACP v1 as the SDK implements it, and loads a session of its earlier process
+It speaks ACP v1 as the official Python SDK's agents do (it was one, and writes the same
+messages, through ``stdio_rpc.py`` beside it), and loads a session of its earlier process
 (with no history to replay). A prompt's first word names what it does
 (``PATTERNS``), every turn ends ``end_turn``; paths are under the session's folder:
 
@@ -32,16 +33,22 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
-import acp
-from acp import schema
-from acp.helpers import (
-    start_tool_call,
-    tool_diff_content,
-    update_agent_message_text,
-    update_tool_call,
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stdio_rpc import (
+    Connection,
+    Params,
+    answer_initialize,
+    diff,
+    prompt_text,
+    string,
+    text_chunk,
+    tool_call,
+    tool_call_update,
 )
 
 SESSION = "workspace-session"
@@ -56,53 +63,56 @@ SLOW = 0.2
 
 
 class WorkspaceAgent:
-    """An ``acp.Agent`` that changes the files itself (see the module's docstring)."""
+    """An agent that changes the files itself (see the module's docstring)."""
 
     def __init__(self) -> None:
-        self.client: Any = None
+        self.client = Connection()
         self.cwd = "."
 
-    def on_connect(self, conn: Any) -> None:
-        self.client = conn
+    async def initialize(self, params: Params) -> dict[str, Any]:
+        return answer_initialize("workspace-agent", "0.12.1", {"loadSession": True})
 
-    async def initialize(
-        self, protocol_version: int, client_capabilities: Any = None, **_: Any
-    ) -> schema.InitializeResponse:
-        return schema.InitializeResponse(
-            protocol_version=acp.PROTOCOL_VERSION,
-            agent_capabilities=schema.AgentCapabilities(load_session=True),
-            agent_info=schema.Implementation(name="workspace-agent", version="0.12.1"),
-        )
+    async def new_session(self, params: Params) -> dict[str, Any]:
+        self.cwd = string(params, "cwd")
+        return {"sessionId": SESSION}
 
-    async def new_session(self, cwd: str, **_: Any) -> schema.NewSessionResponse:
-        self.cwd = cwd
-        return schema.NewSessionResponse(session_id=SESSION)
-
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> Any:
+    async def load_session(self, params: Params) -> dict[str, Any]:
         """A session of an earlier process of this agent: it keeps no history to replay."""
-        self.cwd = cwd
-        return schema.LoadSessionResponse()
+        string(params, "sessionId")
+        self.cwd = string(params, "cwd")
+        return {}
 
-    async def cancel(self, session_id: str, **_: Any) -> None:
+    async def cancel(self, params: Params) -> None:
         pass
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> schema.PromptResponse:
-        words = "".join(getattr(block, "text", "") for block in prompt).split()
+    async def prompt(self, params: Params) -> dict[str, Any]:
+        words = prompt_text(params).split()
         if words and words[0] in PATTERNS:
             await getattr(self, words[0].replace("-", "_"))(*words[1:])
         await self.say("done" if words and words[0] in PATTERNS else "hi")
-        return schema.PromptResponse(stop_reason="end_turn")
+        return {"stopReason": "end_turn"}
+
+    def serve(self) -> None:
+        self.client.serve(
+            {
+                "initialize": self.initialize,
+                "session/new": self.new_session,
+                "session/load": self.load_session,
+                "session/prompt": self.prompt,
+            },
+            {"session/cancel": self.cancel},
+        )
 
     # --- helpers ------------------------------------------------------------------------------
 
     def path(self, name: str) -> str:
         return f"{self.cwd}/{name}"
 
-    async def update(self, update: Any) -> None:
-        await self.client.session_update(SESSION, update)
+    async def update(self, update: dict[str, Any]) -> None:
+        await self.client.update(SESSION, update)
 
     async def say(self, words: str) -> None:
-        await self.update(update_agent_message_text(words))
+        await self.update(text_chunk(words))
 
     # --- the patterns -------------------------------------------------------------------------
 
@@ -111,11 +121,11 @@ class WorkspaceAgent:
         Path(new).write_text("brand new\n", encoding="utf-8")
         Path(existing).write_text(EXISTING_AFTER, encoding="utf-8")
         await asyncio.sleep(SLOW)
-        diffs = [tool_diff_content(new, "brand new\n"), tool_diff_content(existing, "BETA", "beta")]
+        diffs = [diff(new, "brand new\n"), diff(existing, "BETA", "beta")]
         await self.update(
-            start_tool_call("write-1", "Write files", kind="edit", status="pending", content=diffs)
+            tool_call("write-1", "Write files", kind="edit", status="pending", content=diffs)
         )
-        await self.update(update_tool_call("write-1", status="completed", content=diffs))
+        await self.update(tool_call_update("write-1", status="completed", content=diffs))
 
     async def shell_change(self) -> None:
         script = (
@@ -134,12 +144,12 @@ class WorkspaceAgent:
         os.symlink("existing.txt", folder / "link")
         await asyncio.sleep(SLOW)
         await self.update(
-            start_tool_call(
+            tool_call(
                 "delete-1",
                 "Delete gone.txt",
                 kind="delete",
                 status="completed",
-                locations=[schema.ToolCallLocation(path=self.path("gone.txt"))],
+                locations=[{"path": self.path("gone.txt")}],
             )
         )
 
@@ -150,28 +160,28 @@ class WorkspaceAgent:
         notes.write_text(NOTES_TOP + "".join(lines[1:]), encoding="utf-8")
         await asyncio.sleep(SLOW)
         await self.update(
-            start_tool_call(
+            tool_call(
                 "top-1",
                 "Edit notes.txt",
                 kind="edit",
                 status="completed",
-                content=[tool_diff_content(str(notes), NOTES_TOP, old)],
+                content=[diff(str(notes), NOTES_TOP, old)],
             )
         )
 
     async def make_sub(self) -> None:
         made, existing = self.path("sub/made.txt"), self.path("existing.txt")
-        diffs = [
-            tool_diff_content(made, "made in sub\n"),
-            tool_diff_content(existing, "BETA", "beta"),
-        ]
+        diffs = [diff(made, "made in sub\n"), diff(existing, "BETA", "beta")]
         await self.update(
-            start_tool_call("sub-1", "Make sub", kind="edit", status="in_progress", content=diffs)
+            tool_call("sub-1", "Make sub", kind="edit", status="in_progress", content=diffs)
         )
         Path(made).parent.mkdir(exist_ok=True)
         Path(made).write_text("made in sub\n", encoding="utf-8")
-        await self.client.write_text_file(session_id=SESSION, path=existing, content=EXISTING_AFTER)
-        await self.update(update_tool_call("sub-1", status="completed", content=diffs))
+        await self.client.request(
+            "fs/write_text_file",
+            {"sessionId": SESSION, "path": existing, "content": EXISTING_AFTER},
+        )
+        await self.update(tool_call_update("sub-1", status="completed", content=diffs))
 
     async def swap_links(self, outside: str) -> None:
         folder = Path(self.cwd)
@@ -182,4 +192,4 @@ class WorkspaceAgent:
 
 
 if __name__ == "__main__":
-    asyncio.run(acp.run_agent(WorkspaceAgent()))
+    WorkspaceAgent().serve()
