@@ -232,3 +232,25 @@ def test_a_question_answered_on_stdin_goes_on(cli: Invoke) -> None:
     result = cli("run", "--command", ending("ask"), "go", input="1\n")
     assert result.exit_code == 0, result.stderr
     assert "answered: allow" in result.stdout
+
+
+# --- JSON lines --------------------------------------------------------------------------
+
+SESSIONS_AGENT = Path(__file__).parents[1] / "agents" / "sessions_agent.py"
+
+
+@pytest.mark.parametrize("offer", ["resume", "load"])
+def test_jsonl_of_a_continued_session_writes_only_what_the_run_adds(
+    cli: Invoke, tmp_path: Path, offer: str
+) -> None:
+    env = {"SESSIONS_AGENT_STATE": str(tmp_path / "agent-state.json")}
+    agent = shlex.join([sys.executable, str(SESSIONS_AGENT), "--offer", offer])
+    base = ("run", "--command", agent, "--cwd", str(tmp_path), "--store", str(tmp_path / "s.db"))
+    for prompt in ("one", "two"):
+        result = cli(*base, "-s", "work", "--format", "jsonl", prompt, env=env)
+        assert result.exit_code == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    items = [line for line in lines if line["type"] == "item"]
+    assert {(row["turn"], row["replayed"]) for row in items} == {(2, False)}
+    assert [row["text"] for row in items if row["kind"] == "user_message"] == ["two"]
+    assert lines[-1]["turns"] == 2  # the summary is of the whole session

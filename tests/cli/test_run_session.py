@@ -338,11 +338,14 @@ def test_jsonl_streams_items_and_session_changes_and_ends_with_the_summary(cli: 
     assert lines[0]["session"]["current_mode"] == "code"
     items = [line for line in lines if line["type"] == "item"]
     assert all(tuple(line)[1:] == FIELDS for line in items)  # the row of --format json
-    assert [(i["turn"], i["kind"], i["text"]) for i in items] == [
-        (1, "user_message", "report"),
-        (1, "assistant_message", "reported"),
-        (2, "user_message", "hi"),
-        (2, "assistant_message", "you said: hi"),
+    # A message streams as running, and is completed once its turn ended.
+    assert [(i["turn"], i["kind"], i["text"], i["status"]) for i in items] == [
+        (1, "user_message", "report", "completed"),
+        (1, "assistant_message", "reported", "running"),
+        (1, "assistant_message", "reported", "completed"),
+        (2, "user_message", "hi", "completed"),
+        (2, "assistant_message", "you said: hi", "running"),
+        (2, "assistant_message", "you said: hi", "completed"),
     ]
     kinds = [line["kind"] for line in lines if line["type"] == "session"]
     assert {"usage", "info", "turn"} <= set(kinds)
@@ -383,7 +386,12 @@ def test_jsonl_ends_with_the_summary_when_the_agent_crashes(cli: Invoke) -> None
     result = cli("run", "--format", "jsonl", "--command", agent_command("crash"), "hi")
     assert result.exit_code == 1
     lines = _lines(result)
-    assert [line["kind"] for line in lines if line["type"] == "item"][-1] == "error"
+    last = {line["id"]: line for line in lines if line["type"] == "item"}  # each item's last
+    assert [(row["kind"], row["status"]) for row in last.values()] == [
+        ("user_message", "completed"),
+        ("assistant_message", "completed"),
+        ("error", "failed"),
+    ]
     assert lines[-1]["type"] == "summary"
     assert lines[-1]["exit_code"] == 1
     assert lines[-1]["error"].startswith("the agent exited (exit status 3)")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -43,8 +42,10 @@ async def test_a_recording_that_says_otherwise_fails_the_session(
                 },
             }
             line = {"jsonrpc": "2.0", "method": "session/update", "params": update}
-            with record.open("a", encoding="utf-8") as capture:
-                capture.write(json.dumps({"dir": "agent->client", "t": 9, "msg": line}) + "\n")
+            # Through the recorder (what it writes next must not overwrite it).
+            observe = session.agent._observe
+            assert observe is not None
+            observe("in", line)
 
     with pytest.raises(AssertionError, match="projects to"):
         await run()

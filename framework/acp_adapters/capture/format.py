@@ -57,6 +57,11 @@ CHECKPOINT_REASONS = ("session", "turn_start", "turn_end", "tool_call", "request
 #: text: ``too_large``, ``total_cap``, ``unhashed``, ``missing``). ``toolCallId`` null: a
 #: change at a turn's end that no tool call claimed.
 FILE_CHANGE = "change"
+#: The recording client closed a session here (``session.close()``, or the connection
+#: shut down): ``{"dir": "closed", "t": s, "sessionId": id}``. What the agent sends on its
+#: own for that session after this line (updates, requests) is not the session's: it is
+#: not projected, live or from the capture, until the session is opened again.
+SESSION_CLOSED = "closed"
 
 #: The session's folder, in a capture.
 WORKSPACE_MARK = "<workspace>"
@@ -188,6 +193,12 @@ def checkpoint_line(entry: dict[str, Any]) -> CheckpointLine | None:
     if not (isinstance(notes, list) and all(isinstance(note, str) for note in notes)):
         return None
     return CheckpointLine(ident, str(reason), turn, call, files, tuple(notes), session_id)
+
+
+def closed_session(entry: dict[str, Any]) -> str | None:
+    """The session a ``closed`` line closes; None when it is not one."""
+    session_id = entry.get("sessionId")
+    return session_id if isinstance(session_id, str) else None
 
 
 def change_line(entry: dict[str, Any]) -> ChangeLine | None:

@@ -19,12 +19,14 @@ from .format import (
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
+    SESSION_CLOSED,
     CaptureSource,
     RequestKey,
     Unreadable,
     capture_values,
     change_line,
     checkpoint_line,
+    closed_session,
     disk_read,
     request_key,
 )
@@ -176,6 +178,10 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
         elif isinstance(value, dict) and value.get("dir") == FILE_CHANGE:
             found = change_line(value)
             yield f"line {number}: not a change entry, left out" if found is None else value
+        elif isinstance(value, dict) and value.get("dir") == SESSION_CLOSED:
+            # For the projection (what comes after it is not the session's); nothing to replay.
+            if closed_session(value) is None:
+                yield f"line {number}: not a closed entry, left out"
         else:
             entry = _entry(number, value)
             yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry

@@ -29,6 +29,7 @@ from .format import (
     DISK_READ,
     FILE_CHANGE,
     HOME_MARK,
+    SESSION_CLOSED,
     WORKSPACE_MARK,
     folder_pattern,
 )
@@ -40,9 +41,10 @@ _DIRECTIONS = {
     "disk": DISK_READ,
     "checkpoint": CHECKPOINT,
     "change": FILE_CHANGE,
+    "closed": SESSION_CLOSED,
 }
 #: The events whose fields are the entry's own (beside ``dir`` and ``t``).
-_FLAT = ("disk", "checkpoint", "change")
+_FLAT = ("disk", "checkpoint", "change", "closed")
 
 
 def capture_entry(
@@ -50,8 +52,8 @@ def capture_entry(
 ) -> dict[str, Any]:
     """The capture entry of one event of a session's traffic (``("out" | "in", message)``,
     ``("raw", text)``, ``("disk", read)``, ``("checkpoint", taken)``, ``("change", change)``,
-    ``("exit", {"code", "stderr"})``) at ``at``: what the traffic reader takes in, with its
-    strings made ``portable``."""
+    ``("closed", {"sessionId"})``, ``("exit", {"code", "stderr"})``) at ``at``: what the
+    traffic reader takes in, with its strings made ``portable``."""
     entry: dict[str, Any] = {"dir": _DIRECTIONS.get(direction, AGENT_RAW), "t": at}
     if direction == "raw":
         entry["raw"] = portable(str(message))

@@ -7,7 +7,13 @@ Each line is one of::
     {"type": "summary", "provider": ..., "protocol": ..., "stop_reason": ..., ...}
 
 An item's line is written each time the item appears or changes (a message
-grows, a tool call completes): its last line is the item as it ended. A
+grows, a tool call completes): its last line is the item as it ended. A message
+or a thought is ``running`` on the lines written while it streams, and gets a
+last line of its own, ``completed``, once its turn has ended. The lines are what
+this run adds: a named session's earlier turns (``-s NAME``, read back from the
+store) are not written again (``sessions show NAME --format json`` has them); a
+session loaded with ``--resume`` writes the history the agent replayed, each item
+``"replayed": true``. A
 session line is written once the session is open and set up (``opened``), then
 each time the agent reports something of it (``usage``, ``info``, ``commands``,
 ``mode``, ``config``, ``turn``); ``session`` is all of it as it is then
@@ -19,23 +25,44 @@ say; a run that failed before a session was open has a summary too, with no sess
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import click
 
 from ..client import ItemChange, SessionChange
 from ..timeline.items import TimelineItem
+from .render import STREAMED_KINDS
 from .rows import dumps_line, item_row
 
 
 class JsonlWriter:
     """Writes the lines of ``--format jsonl`` to stdout, each as it comes."""
 
+    def __init__(self) -> None:
+        # The streamed items whose last line said ``running``: they get a last one at the
+        # turn's end.
+        self._streaming: set[str] = set()
+
     def change(self, change: ItemChange | SessionChange) -> None:
+        """A change of a running turn."""
         if isinstance(change, ItemChange):
-            self.item(change.item)
+            row = item_row(change.item)
+            if row["kind"] in STREAMED_KINDS and row["status"] == "completed":
+                # A message is done when its turn is: until then more text may come.
+                row["status"] = "running"
+                self._streaming.add(row["id"])
+            self.line({"type": "item", **row})
         else:
             self.session(change.kind, change.session)
+
+    def turn_ended(self, items: Sequence[TimelineItem]) -> None:
+        """The turn ended: the last line of each message and thought written ``running``."""
+        for item in items:
+            row = item_row(item)
+            if row["id"] in self._streaming:
+                self._streaming.discard(row["id"])
+                self.line({"type": "item", **row})
 
     def item(self, item: TimelineItem) -> None:
         self.line({"type": "item", **item_row(item)})

@@ -295,6 +295,7 @@ async def run_session(
     thread: str | None = None,
     store: str | None = None,
     busy: Busy = "queue",
+    move: bool = False,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> Outcome:
     """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
@@ -317,6 +318,7 @@ async def run_session(
     ``label`` is what starts, for the progress line on a terminal. ``busy``: when another
     process drives ``thread``, queue the prompts behind its turns (each followed in the store
     as it lands, printed as if run here), or fail (:class:`~acp_adapters.store.ThreadBusy`).
+    ``move``: ``thread`` kept for another folder moves to ``cwd`` (else it is refused).
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -381,7 +383,7 @@ async def run_session(
                     session_id=resume,
                     busy=busy,
                     start_timeout=start_timeout,
-                    **_kept(thread, store),
+                    **_kept(thread, store, move),
                 ) as session:
                     signals.session = session
                     if questions is not None:
@@ -392,8 +394,11 @@ async def run_session(
                         before()
                         if jsonl is not None:
                             jsonl.session("opened", session.timeline.session_json())
-                            for item in session.timeline.items:  # a loaded session's history
-                                jsonl.item(item)
+                            if thread is None:
+                                # A loaded session's history, as the agent replayed it; a
+                                # named session's earlier turns were written by their runs.
+                                for item in session.timeline.items:
+                                    jsonl.item(item)
                         elif printer is not None and session.timeline.items:
                             printer.finish(session.timeline.items)
                         failure = await _turns(
@@ -456,11 +461,13 @@ async def run_session(
     return outcome
 
 
-def _kept(thread: str | None, store: str | None) -> dict[str, Any]:
-    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store)."""
+def _kept(thread: str | None, store: str | None, move: bool = False) -> dict[str, Any]:
+    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store;
+    ``move``: the session moves to this run's folder)."""
     if thread is None:
         return {}
-    return {"store": store if store is not None else default_store(), "thread": thread}
+    store = store if store is not None else default_store()
+    return {"store": store, "thread": thread, "move": move}
 
 
 def _asks(policy: Policy) -> bool:
@@ -651,6 +658,9 @@ async def _turn(
         if questions is not None:
             questions.on_fail = lambda: None
         await stream.aclose()
+        if jsonl is not None:
+            with contextlib.suppress(OSError):
+                jsonl.turn_ended(session.timeline.items)
         if printer is not None:
             items = session.timeline.items
             if isinstance(session, GuestSession):

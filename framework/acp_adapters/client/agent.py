@@ -259,9 +259,13 @@ class Agent:
     def saw(self, direction: str, payload: Any) -> None:
         """One event of the connection's traffic: ``("out" | "in", message)`` as the
         connection writes or takes in a message, ``("raw", text)``, ``("disk", read)``,
-        ``("checkpoint", taken)``, ``("change", found)`` and ``("exit", {"code",
-        "stderr"})``. Each session's traffic reader projects what is its own, then the
-        observers (a recording) see it."""
+        ``("checkpoint", taken)``, ``("change", found)``, ``("closed", {"sessionId"})`` and
+        ``("exit", {"code", "stderr"})``. Each session's traffic reader projects what is its
+        own, then the observers (a recording) see it."""
+        self._mark_closed()
+        self._see(direction, payload)
+
+    def _see(self, direction: str, payload: Any) -> None:
         at = time.time()
         readers = [session.traffic for session in self.sessions]
         if direction in ("out", "in"):
@@ -281,6 +285,9 @@ class Agent:
             found = change_line(payload)
             for reader in readers if found is not None else ():
                 reader.change(found, at)  # type: ignore[arg-type]
+        elif direction == "closed":
+            for reader in readers:
+                reader.session_closed(str(payload.get("sessionId")))
         elif direction == "exit":
             code, stderr = payload.get("code"), str(payload.get("stderr", ""))
             for reader in readers:
@@ -290,6 +297,22 @@ class Agent:
         if self._observe is not None:
             self._observe(direction, payload)
 
+    def _mark_closed(self) -> None:
+        """Say (``("closed", {"sessionId"})``, to the traffic readers and the recording)
+        that a session is closed, before the next event of the traffic: what the agent
+        still sends for it is dropped (and listed, ``closed_session``), not projected, live
+        and from the recording alike. Each session closed here since the last event (told
+        to the agent or not), and every session once the connection is shutting down (the
+        ``async with connect(...)`` block ended). Said when something comes after the close
+        only, so a recording that ends with its close has no such line."""
+        for session in self.sessions:
+            if (
+                (session.closed or self._shutting_down)
+                and session.session_id is not None
+                and not session.traffic.closed
+            ):
+                self._see("closed", {"sessionId": session.session_id})
+
     def _route(self, params: Any) -> Session | None:
         """The session a request or notification is for: the one its ``sessionId`` names,
         else the first (which refuses what is not its own); None for a closed one."""
@@ -297,7 +320,8 @@ class Agent:
         if isinstance(named, str):
             for session in self.sessions:
                 if session.session_id == named:
-                    if not session.closed:
+                    # Closed here, or by the agent's answer to session/close, or shut down.
+                    if not (session.closed or session.traffic.closed):
                         return session
                     if self.session(named) is None:
                         return None

@@ -23,7 +23,12 @@ It follows the requests of both sides to their answers and reports to a
   ``fs/write_text_file`` services, ``terminal/*`` answers and the ``disk`` reads are
   recorded, so file edits show their true patch and commands their output;
 * ``checkpoint`` and ``change`` lines (what the workspace's checkpoints found) give a
-  completed tool call its true change, and a change no tool call claimed its own item.
+  completed tool call its true change, and a change no tool call claimed its own item;
+* once the session is closed (the agent answered its ``session/close``, or a ``closed``
+  line: the client closed it, told to the agent or not, or shut the connection down), what
+  the agent sends on its own (updates, requests) no longer reaches the projector, until the
+  session is opened again (``session/load``, ``session/resume``): a closed session's
+  timeline is what it was when it closed.
 
 Every line is untrusted: one that is not JSON, or not a message, is skipped
 and listed in the timeline's ``problems``; nothing in a capture raises.
@@ -44,6 +49,7 @@ from ..capture.format import (
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
+    SESSION_CLOSED,
     ChangeLine,
     CheckpointLine,
     DiskLine,
@@ -51,6 +57,7 @@ from ..capture.format import (
     capture_values,
     change_line,
     checkpoint_line,
+    closed_session,
     disk_read,
     request_key,
 )
@@ -107,6 +114,12 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
             else:
                 yield entry
             continue
+        if isinstance(entry, dict) and entry.get("dir") == SESSION_CLOSED:
+            if closed_session(entry) is None:
+                problems.append(f"line {number}: not a closed entry")
+            else:
+                yield entry
+            continue
         if not isinstance(entry, dict) or not isinstance(entry.get("msg"), dict | list):
             problems.append(f"line {number}: not a capture entry")
             continue
@@ -153,6 +166,10 @@ class Traffic:
         #: replayed: what comes before its answer is marked as replayed.
         self._replaying: Any = None
         self._replay_known = False
+        #: The session is closed: what the agent sends on its own is not projected. Set
+        #: when the agent answers the session's ``session/close``, or by a ``closed`` line
+        #: (:meth:`session_closed`); cleared when it is opened again.
+        self.closed = False
 
     # --- what feeds it ------------------------------------------------------------------------
 
@@ -178,12 +195,21 @@ class Traffic:
             found = change_line(entry)
             if found is not None:
                 self.change(found, at)
+        elif direction == SESSION_CLOSED:
+            closed = closed_session(entry)
+            if closed is not None:
+                self.session_closed(closed)
         elif "msg" in entry:
             self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
 
     def exited(self, code: int | None, stderr: str, at: float) -> None:
         """The agent exited on its own."""
         self.projector.agent_exited(code, stderr, at)
+
+    def session_closed(self, session_id: str) -> None:
+        """The client closed session ``session_id`` (a ``closed`` line)."""
+        if self._names_ours(session_id) and self.projector.state.session_id is not None:
+            self.closed = True
 
     def disk(self, read: DiskLine, at: float) -> None:
         """The client looked at a file on the disk, for a true patch."""
@@ -236,6 +262,10 @@ class Traffic:
                 self._client_answered(message, at)
         elif direction == AGENT_TO_CLIENT:
             if isinstance(method, str):
+                if self.closed:
+                    # The agent still talks to a session it was told is closed (or one the
+                    # client closed): nothing of it is this timeline's any more.
+                    return
                 if has_id and self._ours(message.get("params")):
                     self._wait(self.agent_requests, message, method)
                 self._agent_sent(message, method, at)
@@ -283,7 +313,10 @@ class Traffic:
         elif method in _REPLAYING and isinstance(params, dict) and "id" in message:
             replays = method == "session/load" or isinstance(params.get("replayFrom"), dict)
             key = request_key(message["id"])
-            if replays and self._opens_ours(key, params.get("sessionId")):
+            ours = self._opens_ours(key, params.get("sessionId"))
+            if ours:
+                self.closed = False  # opened again: what the agent sends is its own again
+            if replays and ours:
                 self._replaying = key
                 self.projector.replaying = True
                 # A session whose items are here already (opened again on the connection
@@ -314,6 +347,8 @@ class Traffic:
             self._opened(key, method, params, result)
         elif not (isinstance(params, dict) and self._ours(params)):
             return
+        elif method == "session/close":
+            self.closed = True
         elif method == "session/set_mode":
             if isinstance(params.get("modeId"), str):
                 projector.mode_set(params["modeId"])
@@ -335,6 +370,7 @@ class Traffic:
             return
         state = self.projector.state
         state.session_id = session_id
+        self.closed = False
         if isinstance(params.get("cwd"), str):
             state.cwd = params["cwd"]
         self.projector.session_created({**result, "sessionId": session_id})
