@@ -295,7 +295,6 @@ async def run_session(
     thread: str | None = None,
     store: str | None = None,
     busy: Busy = "queue",
-    move: bool = False,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> Outcome:
     """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
@@ -318,7 +317,6 @@ async def run_session(
     ``label`` is what starts, for the progress line on a terminal. ``busy``: when another
     process drives ``thread``, queue the prompts behind its turns (each followed in the store
     as it lands, printed as if run here), or fail (:class:`~acp_adapters.store.ThreadBusy`).
-    ``move``: ``thread`` kept for another folder moves to ``cwd`` (else it is refused).
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -383,7 +381,7 @@ async def run_session(
                     session_id=resume,
                     busy=busy,
                     start_timeout=start_timeout,
-                    **_kept(thread, store, move),
+                    **_kept(thread, store),
                 ) as session:
                     signals.session = session
                     if questions is not None:
@@ -461,13 +459,11 @@ async def run_session(
     return outcome
 
 
-def _kept(thread: str | None, store: str | None, move: bool = False) -> dict[str, Any]:
-    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store;
-    ``move``: the session moves to this run's folder)."""
+def _kept(thread: str | None, store: str | None) -> dict[str, Any]:
+    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store)."""
     if thread is None:
         return {}
-    store = store if store is not None else default_store()
-    return {"store": store, "thread": thread, "move": move}
+    return {"store": store if store is not None else default_store(), "thread": thread}
 
 
 def _asks(policy: Policy) -> bool:
