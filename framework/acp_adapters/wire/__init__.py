@@ -5,6 +5,7 @@ from __future__ import annotations
 from .projection import (
     ERROR_LIMIT,
     RAW_LIMIT,
+    SUMMARY_CHARS,
     WireFollower,
     apply_deltas,
     truncate_utf8,
@@ -17,6 +18,7 @@ from .projection import (
 __all__ = [
     "ERROR_LIMIT",
     "RAW_LIMIT",
+    "SUMMARY_CHARS",
     "WireFollower",
     "apply_deltas",
     "truncate_utf8",

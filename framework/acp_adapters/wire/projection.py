@@ -11,7 +11,9 @@ tool's full result); clients get a smaller form of each item, built from the ite
 * ``command_execution``: ``output`` is dropped, with ``output_omitted: true``.
 * ``tool`` (MCP tools included) and any raw field (``input``, ``output``, ``raw``,
   ``raw_input``, ``raw_output``, ``data``, a tool's ``text``): a value whose JSON is over
-  :data:`RAW_LIMIT` bytes becomes a one-line summary string, with ``truncated: true``.
+  :data:`RAW_LIMIT` bytes becomes a summary string, with ``truncated: true``: one line of at
+  most :data:`SUMMARY_CHARS` characters, whatever the value's shape (its keys and strings
+  are the agent's: line breaks and controls in them are shown as spaces).
 * Everything else is sent as it is, but for fields whose value is null: they are left out
   (a field a client does not find is null).
 
@@ -22,7 +24,9 @@ A thread is sent as a snapshot (:func:`wire_snapshot`), then a live turn as delt
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
+from itertools import islice
 from typing import Any
 
 from pydantic import BaseModel
@@ -33,6 +37,15 @@ ERROR_LIMIT = 32 * 1024
 RAW_LIMIT = 16 * 1024
 #: How many characters of a summarised value's JSON its summary shows.
 PREVIEW_CHARS = 80
+#: The longest a summary is, in characters (one line: no line break nor control in it).
+SUMMARY_CHARS = 256
+#: How many of an object's keys a summary names, and how much of each.
+_SUMMARY_KEYS = 8
+_KEY_CHARS = 24
+#: What would break the summary's line, or act on a terminal that shows it: C0 and C1
+#: controls (line breaks, tabs, escapes; U+0085 is a line break to some readers) and the
+#: Unicode line and paragraph separators.
+_LINE_BREAKING = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 #: Fields of a file_change that hold file text: never sent.
 _FILE_TEXT_FIELDS = frozenset(
@@ -58,6 +71,7 @@ _RAW_FIELDS = ("input", "output", "raw", "raw_input", "raw_output", "rawInput", 
 __all__ = [
     "ERROR_LIMIT",
     "RAW_LIMIT",
+    "SUMMARY_CHARS",
     "WireFollower",
     "apply_deltas",
     "truncate_utf8",
@@ -78,16 +92,30 @@ def truncate_utf8(text: str, limit: int) -> tuple[str, bool]:
     return encoded[:limit].decode("utf-8", "ignore"), True
 
 
-def _json_size(value: Any) -> tuple[str, int]:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+def _json_size(value: Any) -> tuple[str, int | None]:
+    """A value's compact JSON and its size in bytes; a size of None: nested too deeply to
+    be written (it is not sent either way)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except RecursionError:
+        return "", None
     return text, len(text.encode("utf-8", "surrogatepass"))
 
 
-def _summary(value: Any, text: str, size: int) -> str:
-    """A one-line summary of a value too large to send: its type, size and first characters."""
+def _one_line(text: str, limit: int) -> str:
+    """``text`` on one line (what would break it or act on a terminal a space), cut to
+    ``limit`` characters, an ellipsis marking the cut."""
+    text = _LINE_BREAKING.sub(" ", text[: limit + 1])
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def _summary(value: Any, text: str, size: int | None) -> str:
+    """A summary of a value too large to send: its type, size and first characters, on one
+    line of at most :data:`SUMMARY_CHARS` characters, whatever the value holds."""
     if isinstance(value, dict):
-        shape = "object with keys " + ", ".join(str(k) for k in list(value)[:8])
-        if len(value) > 8:
+        keys = [_one_line(str(key), _KEY_CHARS) for key in islice(value, _SUMMARY_KEYS)]
+        shape = "object with keys " + ", ".join(keys)
+        if len(value) > _SUMMARY_KEYS:
             shape += ", ..."
     elif isinstance(value, list):
         shape = f"array of {len(value)} items"
@@ -95,8 +123,10 @@ def _summary(value: Any, text: str, size: int) -> str:
         shape = "string"
     else:
         shape = type(value).__name__
-    preview = text[:PREVIEW_CHARS].replace("\n", " ").replace("\r", " ")
-    return f"[{shape}; {size} bytes; truncated] {preview}"
+    measured = f"{size} bytes" if size is not None else "nested too deeply to measure"
+    preview = _one_line(text, PREVIEW_CHARS)
+    # The keys' parts are bounded already; the cut here holds the whole to its bound.
+    return _one_line(f"[{shape}; {measured}; truncated] {preview}".rstrip(), SUMMARY_CHARS)
 
 
 def _as_json(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
@@ -122,8 +152,10 @@ def wire_item(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
       was output.
     * Any item: a raw field (``input``, ``output``, ``raw``, ``raw_input``, ``raw_output``,
       ``data``, and a ``tool``'s ``text``) whose compact JSON is over 16 KiB
-      (:data:`RAW_LIMIT`) becomes a one-line summary string (its type, its size in bytes and
-      its first 80 characters), with ``truncated: true``.
+      (:data:`RAW_LIMIT`), or that is nested too deeply to be written, becomes a summary
+      string (its type, the first of its keys, its size in bytes and its first 80
+      characters), with ``truncated: true``: one line of at most 256 characters
+      (:data:`SUMMARY_CHARS`), line breaks and controls shown as spaces.
     * Every other field, and every other kind, is sent unchanged, but for null fields, which
       are left out: a client takes a field it does not find as null. (A field that turns
       null in a live turn is in its delta's ``unset``.)
@@ -151,7 +183,7 @@ def wire_item(item: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
             continue
         value = data[field]
         text, size = _json_size(value)
-        if size > RAW_LIMIT:
+        if size is None or size > RAW_LIMIT:
             data[field] = _summary(value, text, size)
             truncated = True
     if truncated:
