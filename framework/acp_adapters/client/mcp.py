@@ -28,6 +28,11 @@ Transport = Literal["stdio", "http", "sse"]
 _WIRE: dict[int, TypeAdapter[Any]] = {1: TypeAdapter(v1.McpServer), 2: TypeAdapter(v2.McpServer)}
 
 
+#: ``env`` and ``headers`` as the application may give them: a mapping of names to values,
+#: or the ACP schema's own shape, a list of ``{"name": ..., "value": ...}`` objects.
+NamedValues = Mapping[str, str] | Sequence[Mapping[str, Any]]
+
+
 @dataclass(frozen=True)
 class McpServer:
     """One MCP server the agent may connect to.
@@ -35,28 +40,45 @@ class McpServer:
     ``stdio``: the agent starts ``command`` with ``args`` and ``env`` (a command that is
     not an absolute path is looked up on the agent's ``PATH`` when the session sends
     it: ACP wants an absolute path). ``http`` and ``sse``: the agent connects to ``url``
-    with ``headers``.
+    with ``headers``. ``env`` and ``headers`` are a mapping of names to values, or a list
+    of ``{"name", "value"}`` objects as the ACP schema writes them (an entry's ``_meta``
+    is not kept); either way they are kept as a mapping, in their order.
+
+    :raises McpServerError: a field of the wrong type, a name or value that is not a
+        string (or that a process or an HTTP request cannot carry), a variable or header
+        named twice: never an ``AttributeError`` or ``TypeError``.
     """
 
     name: str
     transport: Transport = "stdio"
     command: str | None = None
     args: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: NamedValues = field(default_factory=dict)
     url: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: NamedValues = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not self.name:
-            raise McpServerError("an MCP server needs a name")
+        if not isinstance(self.name, str) or not self.name:
+            raise McpServerError(f"an MCP server needs a name (a string), not {self.name!r}"[:200])
+        where = f"MCP server {self.name!r}"
         if self.transport not in ("stdio", "http", "sse"):
-            raise McpServerError(f"MCP server {self.name!r}: no transport {self.transport!r}")
+            raise McpServerError(f"{where}: no transport {self.transport!r}"[:300])
+        for key in ("command", "url"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, str):
+                raise McpServerError(f"{where}: {key} is not a string")
         if self.transport == "stdio" and not self.command:
-            raise McpServerError(f"MCP server {self.name!r}: a stdio server needs a command")
+            raise McpServerError(f"{where}: a stdio server needs a command")
         if self.transport != "stdio" and not self.url:
-            raise McpServerError(
-                f"MCP server {self.name!r}: an {self.transport} server needs a url"
-            )
+            raise McpServerError(f"{where}: an {self.transport} server needs a url")
+        if isinstance(self.args, str) or not (
+            isinstance(self.args, Sequence) and all(isinstance(a, str) for a in self.args)
+        ):
+            raise McpServerError(f"{where}: args is not a list of strings")
+        # Frozen: the fields are set once, here, to the one shape the rest reads.
+        object.__setattr__(self, "args", tuple(self.args))
+        object.__setattr__(self, "env", _named_values(where, "env", self.env))
+        object.__setattr__(self, "headers", _named_values(where, "headers", self.headers))
 
     def to_wire(self, version: int, *, path: str | None = None) -> dict[str, Any]:
         """The server as ``session/new`` of protocol ``version`` carries it (``path``: the
@@ -75,7 +97,7 @@ class McpServer:
                 "name": self.name,
                 "command": command,
                 "args": list(self.args),
-                "env": [{"name": k, "value": v} for k, v in self.env.items()],
+                "env": [{"name": k, "value": v} for k, v in _pairs(self.env)],
             }
             if version == 2:
                 wire = {"type": "stdio", **wire}
@@ -84,7 +106,7 @@ class McpServer:
                 "type": self.transport,
                 "name": self.name,
                 "url": self.url,
-                "headers": [{"name": k, "value": v} for k, v in self.headers.items()],
+                "headers": [{"name": k, "value": v} for k, v in _pairs(self.headers)],
             }
         try:
             _WIRE[2 if version == 2 else 1].validate_python(wire)
@@ -93,11 +115,80 @@ class McpServer:
         return wire
 
 
+def _pairs(values: NamedValues) -> list[tuple[str, str]]:
+    """The (name, value) pairs of a field :meth:`McpServer.__post_init__` made a mapping."""
+    assert isinstance(values, Mapping)
+    return list(values.items())
+
+
+#: What a process's environment cannot carry in a variable's name (``=`` ends the name).
+_BAD_ENV_NAME = frozenset("=\x00")
+#: What an HTTP header's name is not made of: it is a token (RFC 9110), so no separators,
+#: spaces or controls.
+_HEADER_NAME = frozenset(
+    "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+)
+
+
+def _named_values(where: str, key: str, values: Any) -> dict[str, str]:
+    """``env`` or ``headers`` as a mapping of names to values, from a mapping or from the
+    schema's list of ``{"name", "value"}`` objects; checked that the agent can use each.
+
+    :raises McpServerError: naming the server, the field and what is wrong.
+    """
+    pairs: list[tuple[Any, Any]]
+    if isinstance(values, Mapping):
+        pairs = list(values.items())
+    elif isinstance(values, Sequence) and not isinstance(values, str | bytes):
+        pairs = []
+        for number, entry in enumerate(values, 1):
+            if not isinstance(entry, Mapping):
+                raise McpServerError(
+                    f'{where}: {key} entry {number} is not an object {{"name", "value"}}'
+                )
+            unknown = sorted(str(k) for k in entry if k not in ("name", "value", "_meta"))
+            if unknown or "name" not in entry or "value" not in entry:
+                raise McpServerError(
+                    f'{where}: {key} entry {number} is not {{"name", "value"}}'
+                    + (f" (unknown key {unknown[0]!r})" if unknown else "")
+                )
+            pairs.append((entry["name"], entry["value"]))
+    else:
+        raise McpServerError(
+            f'{where}: {key} is an object of strings or a list of {{"name", "value"}}, '
+            f"not {type(values).__name__}"
+        )
+    found: dict[str, str] = {}
+    for name, value in pairs:
+        if not isinstance(name, str):
+            raise McpServerError(f"{where}: a name in {key} is not a string: {name!r}"[:300])
+        if not isinstance(value, str):
+            raise McpServerError(
+                f"{where}: {key} {name!r}: its value is not a string ({type(value).__name__})"[:300]
+            )
+        if key == "env" and (not name or _BAD_ENV_NAME & set(name) or "\x00" in value):
+            raise McpServerError(
+                f"{where}: {name!r} cannot be an environment variable (empty, '=' or NUL)"[:300]
+            )
+        if key == "headers" and (
+            not name or not set(name) <= _HEADER_NAME or set(value) & set("\r\n\x00")
+        ):
+            raise McpServerError(
+                f"{where}: {name!r} cannot be an HTTP header (a name is a token; "
+                "no line break or NUL in a value)"[:300]
+            )
+        if name in found:
+            raise McpServerError(f"{where}: {key} names {name!r} twice"[:300])
+        found[name] = value
+    return found
+
+
 def mcp_servers_from_config(config: Mapping[str, Any]) -> list[McpServer]:
     """The servers of an ``mcpServers`` JSON object, the format Claude Desktop, Claude Code,
     Cursor and Zed read: ``{"mcpServers": {NAME: {"command", "args", "env"} | {"type":
     "http" | "sse", "url", "headers"}}}`` (the object under ``mcpServers`` is also taken
-    alone).
+    alone). ``env`` and ``headers`` are objects of strings, or lists of ``{"name",
+    "value"}`` as the ACP schema writes them.
 
     :raises McpServerError: the object is not of that shape, naming what is wrong.
     """
@@ -121,9 +212,10 @@ def mcp_servers_from_config(config: Mapping[str, Any]) -> list[McpServer]:
                 transport=kind,
                 command=_text(name, entry, "command"),
                 args=tuple(_texts(name, entry.get("args", ()), "args")),
-                env=_mapping(name, entry.get("env", {}), "env"),
+                # An object of strings, or the ACP schema's list of {"name", "value"}.
+                env=entry.get("env", {}),
                 url=_text(name, entry, "url"),
-                headers=_mapping(name, entry.get("headers", {}), "headers"),
+                headers=entry.get("headers", {}),
             )
         )
     return found
@@ -140,14 +232,6 @@ def _texts(name: Any, values: Any, key: str) -> list[str]:
     if not isinstance(values, list | tuple) or not all(isinstance(v, str) for v in values):
         raise McpServerError(f"MCP server {name!r}: {key} is not a list of strings")
     return list(values)
-
-
-def _mapping(name: Any, values: Any, key: str) -> dict[str, str]:
-    if not isinstance(values, Mapping) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in values.items()
-    ):
-        raise McpServerError(f"MCP server {name!r}: {key} is not an object of strings")
-    return dict(values)
 
 
 def accepted_transports(version: int, agent_capabilities: Mapping[str, Any]) -> set[Transport]:
@@ -201,7 +285,10 @@ def wire_servers(
 
 def as_servers(servers: Sequence[McpServer | Mapping[str, Any]]) -> list[McpServer]:
     """Servers given as :class:`McpServer` or as one ``mcpServers`` entry each (with its
-    ``name``)."""
+    ``name``): also a server as the ACP schema writes it (``{"name", "command", "args",
+    "env": [{"name", "value"}]}``, ``{"type": "http", "name", "url", "headers": [...]}``)."""
+    if isinstance(servers, str | bytes | Mapping) or not isinstance(servers, Iterable):
+        raise McpServerError(f"MCP servers are a list of servers, not {type(servers).__name__}")
     found: list[McpServer] = []
     for server in servers:
         if isinstance(server, McpServer):
