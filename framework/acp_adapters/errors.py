@@ -114,3 +114,12 @@ class PromptCapabilityError(AcpAdaptersError):
 class CheckpointError(AcpAdaptersError):
     """A workspace's checkpoint store that cannot be opened or written, or a checkpoint it
     does not hold (``session.checkpoint()`` on a session that takes none, too)."""
+
+
+class ListenError(AcpAdaptersError):
+    """A server of the library (``acp-adapters mcp --transport http``) cannot listen on its
+    port: another program holds it, or it is not allowed. ``port`` is the one asked for."""
+
+    def __init__(self, message: str, *, port: int) -> None:
+        super().__init__(message)
+        self.port = port

@@ -246,3 +246,52 @@ def test_a_turns_rewrite_past_the_cap_says_its_patch_was_left_out() -> None:
         "# /ws/big.txt: more than 1000 line edits, its patch left out\n"
     )
     assert turn_patch([FileTurn("/ws/big.txt", old, new)], max_edits=None).count("\n") > 6000
+
+
+async def test_http_says_its_whole_url_and_serves_there(db: Path) -> None:
+    process = subprocess.Popen(
+        _command(db, "--transport", "http", "--port", "0"),  # a port the system picks
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = await anyio.to_thread.run_sync(process.stderr.readline)
+        prefix, _, rest = line.partition("http://127.0.0.1:")
+        assert prefix == "Serving MCP at "
+        url = "http://127.0.0.1:" + rest.split()[0]
+        assert url.endswith("/mcp")
+        async with (
+            streamable_http_client(url) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            threads = await _call(session, "list_threads")
+        assert [t["name"] for t in threads["threads"]] == ["t"]
+    finally:
+        process.terminate()
+        _, rest_of_stderr = process.communicate(timeout=10)  # and closes the pipe
+    assert "INFO" not in rest_of_stderr
+
+
+async def test_http_on_a_taken_port_fails_at_once_with_its_own_code(db: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            _command(db, "--transport", "http", "--port", str(port)),
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 11
+    assert done.stderr.splitlines() == [
+        f"Error: cannot listen on 127.0.0.1:{port}: Address already in use: stop what holds "
+        "it, or pass another --port"
+    ]

@@ -20,6 +20,9 @@ exit      when
           terminal) ended before the answer; the turn was cancelled
 9         ``sessions revert``: later edits touched what the turn changed (each file and
           hunk named); nothing was written
+10        ``run -s NAME --busy fail``: another process drives the session
+11        ``mcp --transport http``: the port cannot be listened on (another program
+          holds it, or it is not allowed)
 124       a turn took longer than ``--timeout``: it was cancelled (as ``timeout(1)``
           exits); or the agent did not start (answer ``initialize``, open the session)
           within ``--start-timeout``: it was stopped
@@ -70,6 +73,8 @@ EXIT_QUESTION = 8
 EXIT_CONFLICT = 9
 #: Another owner, alive, drives the named session (``run --busy fail``).
 EXIT_BUSY = 10
+#: A server of the command line cannot listen on its port (``mcp --transport http``).
+EXIT_LISTEN = 11
 #: The code ``timeout(1)`` exits with when its command ran out of time.
 EXIT_TIMEOUT = 124
 #: A signal stopped the command: 128 + its number, as a shell reports a command it killed.

@@ -7,8 +7,9 @@ from typing import Literal
 import anyio
 import click
 
+from ..errors import ListenError
 from ..store.open import default_store, open_store
-from .errors import EXIT_USAGE, Failure
+from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
 
 
 @click.command()
@@ -44,8 +45,16 @@ def mcp(store: str | None, transport: str, port: int) -> None:
         ) from None
     mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
 
+    def listening(url: str) -> None:
+        click.echo(f"Serving MCP at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
+
     async def serve() -> None:
         async with await open_store(store if store is not None else default_store()) as opened:
-            await run_server(create_server(opened), mode, port=port)
+            try:
+                await run_server(create_server(opened), mode, port=port, on_listening=listening)
+            except ListenError as error:
+                raise Failure(
+                    f"{error}: stop what holds it, or pass another --port", EXIT_LISTEN
+                ) from None
 
     anyio.run(serve)

@@ -9,6 +9,8 @@ or a turn the evidence cannot patch, is a tool error (``is_error``) naming it.
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 import anyio
@@ -18,6 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter
 
 from ..diff import DEFAULT_MAX_EDITS
+from ..errors import ListenError
 from ..plugin.manager import get_plugin_manager
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.text import DEFAULT_MAX_CHARS, timeline_text
@@ -42,7 +45,11 @@ def create_server(store: Store, *, pm: pluggy.PluginManager | None = None) -> MC
     """An MCP server reading ``store`` (open; the caller closes it)."""
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
-    server: MCPServer[Any] = MCPServer(name="acp-adapters", instructions=INSTRUCTIONS)
+    # WARNING: the SDK logs its lifecycle at INFO to the process's stderr, between the
+    # command line's own lines.
+    server: MCPServer[Any] = MCPServer(
+        name="acp-adapters", instructions=INSTRUCTIONS, log_level="WARNING"
+    )
 
     async def find(thread: str) -> Thread:
         named = await store.thread_named(thread)
@@ -171,12 +178,37 @@ async def run_server(
     transport: Literal["stdio", "http"] = "stdio",
     *,
     port: int = 8000,
+    on_listening: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve over stdio, or streamable HTTP on 127.0.0.1:``port`` (path ``/mcp``)."""
+    """Serve over stdio, or streamable HTTP on 127.0.0.1:``port`` (path ``/mcp``; port 0: one
+    the system picks), ``on_listening`` called with the server's URL once it listens.
+
+    :raises ListenError: the port cannot be listened on (taken, or not allowed).
+    """
     if transport == "stdio":
         await server.run_stdio_async()
-    else:
-        await server.run_streamable_http_async(host="127.0.0.1", port=port)
+        return
+    import uvicorn
+
+    # The socket is bound here, before uvicorn starts: a port that is taken is an error of
+    # its own (uvicorn would log it and exit the process), and port 0 has its number.
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listening.bind(("127.0.0.1", port))
+        listening.listen(128)
+    except OSError as error:
+        listening.close()
+        raise ListenError(
+            f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}", port=port
+        ) from None
+    with listening:
+        app = server.streamable_http_app(host="127.0.0.1")
+        # Its own log stays quiet: a request's line is not the operator's business here.
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+        if on_listening is not None:
+            on_listening(f"http://127.0.0.1:{listening.getsockname()[1]}/mcp")
+        await uvicorn.Server(config).serve(sockets=[listening])
 
 
 __all__ = ["MAX_CHARS_LIMIT", "create_server", "run_server"]
