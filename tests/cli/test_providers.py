@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pluggy
 import pytest
@@ -63,3 +64,19 @@ def test_a_plugin_that_fails_is_one_line(cli: Invoke, monkeypatch: pytest.Monkey
     line = one_error_line(result)
     assert "plugin 'test-broken' failed in register_providers: registry file missing" in line
     assert "ACP_ADAPTERS_DISABLE_PLUGINS" in line
+
+
+def test_a_registry_binary_not_installed_says_its_first_run_installs_it(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    env = {"ACP_ADAPTERS_PLUGINS": "registry", "ACP_ADAPTERS_CACHE": str(tmp_path / "cache")}
+    result = cli("providers", env=env)
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.output.splitlines()[1:]}
+    binaries = [row for row in rows.values() if "a binary for" in row]
+    assert binaries  # the bundled registry has binary agents
+    for row in binaries:
+        assert row.endswith(": installed by its first run)")
+    assert not any(
+        row.endswith("(use --command)") for key, row in rows.items() if key.startswith("registry:")
+    )

@@ -36,7 +36,7 @@ from .live import Format, Outcome, record_path, run_session
 from .login import log_in, report
 from .mcp import servers_of_options
 from .mcp_command import mcp
-from .registry import ensure_installed, registry
+from .registry import ensure_installed, no_launch_note, registry
 from .render import Renderer, printable, session_line, summary
 from .replaying import Match, demo_capture, replay_live, replay_offline
 from .rows import dumps, dumps_line
@@ -709,7 +709,11 @@ def providers(output: Format) -> None:
         return
     table = [("ID", "NAME", "PLUGIN", "COMMAND")]
     for p in found:
-        launch = shlex.join([p.launch.command, *p.launch.args]) if p.launch else "(use --command)"
+        launch = (
+            shlex.join([p.launch.command, *p.launch.args])
+            if p.launch
+            else no_launch_note(p.id) or "(use --command)"
+        )
         table.append((p.id, p.name, p.plugin or "?", launch))
     widths = [max(len(row[column]) for row in table) for column in range(3)]
     for number, row in enumerate(table):
