@@ -15,6 +15,7 @@ cancels the turn and fails the run.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
@@ -83,17 +84,28 @@ class TerminalAsk:
         return question_failure(self.failed, "its answers' input (stdin) ended")
 
     def question(self, query: PermissionQuery, options: list[dict[str, Any]]) -> str:
-        """What is asked: the tool call as the timeline shows it, and the numbered options."""
+        """What is asked: the tool call as the timeline shows it, and the numbered options.
+
+        The title and each option are one line each whatever the agent put in them (a line
+        break in an option's name could otherwise forge a "2) Reject" line of its own), an
+        option's kind and colour are those of its real kind (one of the schema's, else
+        said to be unknown), and a name is cut short enough that the terminal does not wrap
+        it into a line that reads as another option.
+        """
         title = query.title or (query.tool_call.title if query.tool_call else None)
         lines = [
             click.style("? permission: ", fg="magenta", bold=True)
-            + (printable(title) if title else "a tool call")
+            + (one_line(title, TITLE_CHARS) if title else "a tool call")
         ]
         lines += [INDENT + line if line else "" for line in self._preview(query)]
         for number, option in enumerate(options, 1):
-            kind = printable(str(option.get("kind") or ""))
-            colour = "red" if kind.startswith("reject") else "green"
-            name = printable(str(option.get("name") or option["optionId"]))
+            kind = option.get("kind")
+            colour = _KIND_COLOURS.get(kind) if isinstance(kind, str) else None
+            if colour is None:
+                # Not a kind of the schema: it allows or rejects only as the agent says.
+                said = f"'{kind}'" if isinstance(kind, str) else repr(kind)
+                kind, colour = "unknown kind " + one_line(said, KIND_CHARS), "yellow"
+            name = one_line(str(option.get("name") or option["optionId"]), NAME_CHARS)
             lines.append(f"{INDENT}{number}) " + click.style(name, fg=colour) + f" ({kind})")
         return "\n".join(lines)
 
@@ -153,6 +165,35 @@ class TerminalAsk:
             if number is not None:
                 return number
             click.echo(f"Answer with an option's number, 1 to {count}.", err=True)
+
+
+#: The colour of each kind of option the schema has: what a kind is shown as.
+_KIND_COLOURS = {
+    "allow_once": "green",
+    "allow_always": "green",
+    "reject_once": "red",
+    "reject_always": "red",
+}
+#: How much of an option's name and unknown kind, and of the question's title, the menu shows.
+NAME_CHARS = 80
+KIND_CHARS = 60
+TITLE_CHARS = 200
+#: What :func:`printable` leaves as it is but that starts a new line (or moves along it) on a
+#: terminal or in a reader: escaped too in what must stay on one line.
+_LINE_BREAKS = {"\n": "\\n", "\t": "\\t", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def one_line(text: str, limit: int) -> str:
+    """The agent's ``text`` as one line of at most ``limit`` characters: controls escaped as
+    :func:`printable` escapes them, line breaks and tabs too, runs of spaces made one (they
+    would pad a forged line onto the terminal's next row), a long one cut with ``…``."""
+    shown = printable(_SPACES.sub(" ", text[: limit * 8]))
+    for char, escape in _LINE_BREAKS.items():
+        shown = shown.replace(char, escape)
+    return shown if len(shown) <= limit else shown[: limit - 1] + "\u2026"
+
+
+_SPACES = re.compile(" {2,}")
 
 
 def _option_number(answer: str, count: int) -> int | None:
