@@ -254,3 +254,31 @@ def test_jsonl_of_a_continued_session_writes_only_what_the_run_adds(
     assert {(row["turn"], row["replayed"]) for row in items} == {(2, False)}
     assert [row["text"] for row in items if row["kind"] == "user_message"] == ["two"]
     assert lines[-1]["turns"] == 2  # the summary is of the whole session
+
+
+# --- a recording goes only where a folder is ---------------------------------------------
+
+
+def test_record_into_a_missing_folder_is_refused_and_makes_no_folder(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    target = tmp_path / "no" / "such" / "folder" / "x.jsonl"
+    result = cli("run", "--record", str(target), "--command", ending("ask"), "go")
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert f"its folder {target.parent} does not exist" in line
+    assert not (tmp_path / "no").exists()
+
+
+def test_connect_with_a_capture_it_cannot_write_starts_no_agent(tmp_path: Path) -> None:
+    marker = tmp_path / "started"
+    command = [sys.executable, "-c", f"open({str(marker)!r}, 'w')"]
+
+    async def main() -> None:
+        with pytest.raises(FileNotFoundError):
+            async with connect(command=command, cwd=tmp_path, record=tmp_path / "no" / "x.jsonl"):
+                pass  # pragma: no cover
+
+    anyio.run(main)
+    assert not marker.exists()
+    assert not (tmp_path / "no").exists()

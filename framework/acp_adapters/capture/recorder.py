@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import IO, Any
 
 from .. import _json
@@ -109,7 +108,8 @@ class CaptureRecorder:
         ordered = sorted(spellings.items(), key=lambda pair: -len(pair[0]))
         self._marks = [(folder_pattern(s), mark) for s, mark in ordered]
         self._start = time.monotonic()
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        # No folder is made for it: a path into a folder that does not exist is an error
+        # (FileNotFoundError), not a tree of folders made wherever it points.
         self._file: IO[str] | None = open(path, "w", encoding="utf-8")  # noqa: SIM115
 
     def __call__(self, direction: str, message: Any) -> None:

@@ -45,7 +45,7 @@ from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
 from ..timeline.items import TimelineItem
 from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
-from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, Failure, Stopped, explain
+from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, EXIT_USAGE, Failure, Stopped, explain
 from .jsonl import JsonlWriter, summary_object
 from .progress import Progress
 from .render import INDENT, STREAMED_KINDS, Renderer, printable
@@ -668,5 +668,18 @@ async def _turn(
 
 
 def record_path(record: str | None) -> str | None:
-    """``--record FILE`` as an absolute path (the agent runs in the session's folder)."""
-    return str(Path(record).resolve()) if record else None
+    """``--record FILE`` as an absolute path (the agent runs in the session's folder).
+
+    :raises Failure: its folder does not exist (none is made: a mistyped path would make a
+        tree of folders wherever it points).
+    """
+    if not record:
+        return None
+    path = Path(record).resolve()
+    if not path.parent.is_dir():
+        raise Failure(
+            f"--record {record}: its folder {path.parent} does not exist; make it first, "
+            "or record into another folder",
+            EXIT_USAGE,
+        )
+    return str(path)

@@ -1479,7 +1479,14 @@ async def _owner(
 ) -> AsyncIterator[Session]:
     """The session of an agent started here (its thread's lease ``held``, when kept in a
     store): :func:`connect` once the thread is its own."""
+    recorder: CaptureRecorder | None = None
     try:
+        if record is not None:
+            # Before the agent starts: a capture that cannot be written (its folder missing,
+            # none made for it) fails with no agent left behind.
+            recorder = CaptureRecorder(
+                record, workspace=workspace.cwd, agent_home=agent_env.get("HOME")
+            )
         if subreaper:
             become_subreaper()
         try:
@@ -1499,15 +1506,12 @@ async def _owner(
                 reason="not executable",
             ) from exc
     except BaseException:
+        if recorder is not None:
+            recorder.close()
         if held is not None:
             await held.release()
         raise
 
-    recorder = (
-        CaptureRecorder(record, workspace=workspace.cwd, agent_home=agent_env.get("HOME"))
-        if record is not None
-        else None
-    )
     observers = [o for o in (recorder, observe) if o is not None]
 
     def observe_all(direction: str, message: Any) -> None:
