@@ -79,3 +79,24 @@ def test_logout_is_sent_only_to_an_agent_that_offers_it(cli: Invoke, tmp_path: P
     refused = cli("login", "--command", agent(), "--cwd", str(tmp_path), "--logout")
     assert refused.exit_code == 1
     assert "does not offer logout" in one_error_line(refused)
+
+
+def test_an_env_var_method_without_its_variable_says_to_set_it_in_the_shell(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    result = cli(
+        "login", "--command", agent("--auth", "env_var"), "--cwd", str(tmp_path),
+        env={"SESSIONS_AGENT_KEY": None},
+    )  # fmt: skip
+    assert result.exit_code == 4
+    line = one_error_line(result)
+    assert line == (
+        "Error: the login method 'api-key' reads SESSIONS_AGENT_KEY from the environment: set "
+        "it (export SESSIONS_AGENT_KEY=...), then run again"
+    )
+    assert "connect(" not in line  # words for a person at a shell, not a program
+    given = cli(
+        "login", "--command", agent("--auth", "env_var"), "--cwd", str(tmp_path),
+        env={"SESSIONS_AGENT_KEY": "k-1"},
+    )  # fmt: skip
+    assert given.exit_code == 0, given.stderr
