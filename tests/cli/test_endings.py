@@ -282,3 +282,20 @@ def test_connect_with_a_capture_it_cannot_write_starts_no_agent(tmp_path: Path) 
     anyio.run(main)
     assert not marker.exists()
     assert not (tmp_path / "no").exists()
+
+
+# --- a message over the limits is not dropped without a word -----------------------------
+
+
+@pytest.mark.parametrize("output", ["text", "jsonl"])
+def test_a_message_over_the_line_limit_fails_the_run(cli: Invoke, output: str) -> None:
+    huge = str(51 * 1024 * 1024)  # past the 50 MiB line limit
+    result = cli("run", "--format", output, "--command", ending("huge", huge), "go")
+    assert result.exit_code == 1
+    line = one_error_line(result)
+    assert "line too long: more than 52428800 bytes" in line
+    assert "dropped, so the timeline misses what it said" in line
+    if output == "jsonl":
+        summary = json.loads(result.stdout.splitlines()[-1])
+        assert (summary["stop_reason"], summary["exit_code"]) == ("end_turn", 1)
+        assert "line too long" in summary["error"]

@@ -45,7 +45,15 @@ from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
 from ..timeline.items import TimelineItem
 from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
-from .errors import EXIT_AGENT_NOT_FOUND, EXIT_TIMEOUT, EXIT_USAGE, Failure, Stopped, explain
+from .errors import (
+    EXIT_AGENT_NOT_FOUND,
+    EXIT_FAILED,
+    EXIT_TIMEOUT,
+    EXIT_USAGE,
+    Failure,
+    Stopped,
+    explain,
+)
 from .jsonl import JsonlWriter, summary_object
 from .progress import Progress
 from .render import INDENT, STREAMED_KINDS, Renderer, printable
@@ -381,9 +389,10 @@ async def run_session(
                     session_id=resume,
                     busy=busy,
                     start_timeout=start_timeout,
-                    **_kept(thread, store),
+                    **_kept(thread, store, move),
                 ) as session:
                     signals.session = session
+                    skipped_before = len(session.problems)
                     if questions is not None:
                         questions.session = session
                     try:
@@ -417,7 +426,9 @@ async def run_session(
                         with contextlib.suppress(OSError):
                             _print_failed(session, output, jsonl, error, signals)
                         raise
-                    outcome = _outcome(session, signals, failure)
+                    outcome = _outcome(
+                        session, signals, failure or _dropped(session, skipped_before)
+                    )
             except AgentNotFoundError as error:
                 if not command:
                     raise
@@ -481,6 +492,25 @@ def _outcome(session: Session, signals: StopSignals, failure: Failure | None) ->
         interrupted=signals.interrupted,
         session=timeline.session_json(),
         failure=failure,
+    )
+
+
+#: What the connection drops of an agent's message: it is missing from the timeline.
+_DROPPED = ("line_too_long", "too_many_elements")
+
+
+def _dropped(session: Session, before: int) -> Failure | None:
+    """The run's error when the agent sent a message the connection dropped during the
+    run (over the line limit, too many values): its output printed, the run fails."""
+    dropped = [p for p in session.problems[before:] if p.kind in _DROPPED]
+    if not dropped:
+        return None
+    what = "; ".join(dict.fromkeys(f"{p.kind.replace('_', ' ')}: {p.detail}" for p in dropped))
+    many = f"{len(dropped)} messages" if len(dropped) > 1 else "a message"
+    return Failure(
+        f"the agent sent {many} over this client's limits ({what}): dropped, so the "
+        "timeline misses what it said; the limits are connect(max_line_bytes=, max_elements=)",
+        EXIT_FAILED,
     )
 
 
