@@ -389,7 +389,7 @@ async def run_session(
                     session_id=resume,
                     busy=busy,
                     start_timeout=start_timeout,
-                    **_kept(thread, store, move),
+                    **_kept(thread, store),
                 ) as session:
                     signals.session = session
                     skipped_before = len(session.problems)
