@@ -172,3 +172,29 @@ async def test_a_lease_of_no_time_is_refused(store: Store) -> None:
         await store.acquire_lease(thread, Owner.here(), seconds=float("nan"))
     with pytest.raises(ThreadNotFound):
         await store.acquire_lease("no-such-thread", Owner.here())
+
+
+async def test_a_thread_is_forgotten_only_unused_and_by_its_owner(store: Store) -> None:
+    """What a session that made a thread and failed before its first turn leaves is not
+    kept; a thread someone else uses meanwhile is."""
+    me, other = Owner.here(), Owner.here()
+    unused = await _thread(store)
+    assert not await store.forget_unused(unused, me)  # no lease: nobody's to forget
+    await store.acquire_lease(unused, me)
+    assert not await store.forget_unused(unused, other)  # not its owner
+    assert await store.forget_unused(unused, me)
+    with pytest.raises(ThreadNotFound):
+        await store.thread(unused)
+    assert not await store.forget_unused(unused, me)  # gone already
+    queued = await _thread(store)
+    await store.acquire_lease(queued, me)
+    await store.enqueue(queued, PROMPT)  # `sessions send`, from another process
+    assert not await store.forget_unused(queued, me)
+    turned = await _thread(store)
+    await store.acquire_lease(turned, me)
+    await store.commit(turned, Commit(turns=[Turn(thread_id=turned, index=1)]))
+    assert not await store.forget_unused(turned, me)
+    for kept in (queued, turned):
+        assert (await store.lease(kept)) is not None
+        await store.release_lease(kept, me)
+        await store.delete_thread(kept)

@@ -36,6 +36,7 @@ exit      when
 from __future__ import annotations
 
 import json
+import shlex
 import signal
 import sys
 from typing import Any
@@ -55,7 +56,7 @@ from ..errors import (
     PluginLoadError,
     UnknownProviderError,
 )
-from ..store.base import ThreadBusy
+from ..store.base import InvalidThreadName, ThreadBusy, ThreadMoved
 from ..transport import ConnectionClosed, RpcError
 from .render import printable
 
@@ -189,6 +190,19 @@ def _explain(error: BaseException) -> tuple[int, str]:
             "the prompt behind its turns, or `acp-adapters sessions send` it and "
             "`sessions follow` the session"
         )
+    if isinstance(error, ThreadMoved):
+        if error.driven_by is not None:
+            return EXIT_BUSY, (
+                f"the session {error.thread} cannot move to {error.cwd} while "
+                f"{error.driven_by.describe()} drives it in {error.folder}: run it there "
+                f"(--cwd {shlex.quote(error.folder)}), or move it once that run ends"
+            )
+        return EXIT_USAGE, (
+            f"the session {error.thread} is kept for {error.folder}, not {error.cwd}: run it "
+            f"there (--cwd {shlex.quote(error.folder)}), or pass --move to move it to {error.cwd}"
+        )
+    if isinstance(error, InvalidThreadName):
+        return EXIT_USAGE, f"{_one_line(str(error))}: name the session otherwise (-s NAME)"
     if isinstance(error, AcpAdaptersError | OSError):
         return EXIT_FAILED, _one_line(str(error))
     return EXIT_FAILED, (

@@ -227,16 +227,18 @@ class Agent:
                 method,
             )
 
-    async def restarted(self) -> Agent:
-        """The same agent started again (its command, environment, settings and bounds), in
-        a new process, negotiated with the same version asked for: a session whose agent went
-        away goes on with it (:meth:`Session.prompt` with ``reconnect``)."""
+    async def restarted(self, command: Sequence[str] | None = None) -> Agent:
+        """The same agent started again (its command, or ``command``; its environment,
+        settings and bounds), in a new process, negotiated with the same version asked for:
+        a session whose agent went away goes on with it (:meth:`Session.prompt` with
+        ``reconnect``)."""
+        command = tuple(command) if command is not None else self.command
         process = await AgentProcess.start(
-            list(self.command), cwd=self.settings.workspace.cwd, env=dict(self.agent_env)
+            list(command), cwd=self.settings.workspace.cwd, env=dict(self.agent_env)
         )
         again = Agent(
             process=process,
-            command=self.command,
+            command=command,
             provider=self.provider,
             registry=self.registry,
             hooks=self.hooks,

@@ -68,6 +68,9 @@ class HeldThread:
         self.seconds = seconds
         self._on_lost = on_lost
         self.lost: LeaseLost | None = None
+        #: Forget the thread as it is let go if it holds no turn and no prompt
+        #: (:meth:`Store.forget_unused`): one the session made, and never used.
+        self.forget_if_unused = False
 
     async def keep(self) -> None:
         """Renew the lease until cancelled (or lost)."""
@@ -97,6 +100,8 @@ class HeldThread:
 
     async def release(self) -> None:
         with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
+            if self.forget_if_unused and await self.store.forget_unused(self.thread.id, self.owner):
+                return  # its lease went with it
             await self.store.release_lease(self.thread.id, self.owner)
 
 

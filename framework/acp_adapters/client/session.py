@@ -75,7 +75,9 @@ from ..store.base import (
     StoreError,
     Thread,
     ThreadBusy,
+    ThreadMoved,
     ThreadNotFound,
+    check_thread_name,
 )
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
@@ -113,7 +115,7 @@ from .ownership import (
 )
 from .persistence import COMMIT_INTERVAL, StoreErrorCallback, ThreadWriter, reopened
 from .terminals import DEFAULT_MAX_TERMINALS, Terminals
-from .workspace import MissingFileRead, Workspace
+from .workspace import RESOURCE_NOT_FOUND, MissingFileRead, Workspace
 
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
@@ -724,6 +726,20 @@ class Session:
                 "the agent offers neither session/resume nor session/load", "session/resume"
             )
 
+    async def _open_thread_session(self, session_id: str, *, renew: bool) -> None:
+        """Open the earlier session ``session_id`` (:meth:`open_session`). With ``renew``
+        (the session of the thread gone on with), an agent that no longer has it (-32002,
+        not found: it keeps no sessions, or lost them) gets a new one instead: the thread
+        goes on with it, after its earlier turns, and its timeline says so (a ``notice``)."""
+        try:
+            await self.open_session(session_id)
+        except RpcError as error:
+            # The traffic reader let the lost session go as the answer came (see
+            # :class:`~acp_adapters.projection.traffic.Traffic`).
+            if not (renew and error.code == RESOURCE_NOT_FOUND and self.session_id is None):
+                raise
+            await self.new_session()
+
     async def fork(
         self,
         *,
@@ -949,7 +965,7 @@ class Session:
         await self._restart()
         session_id = self.session_id
         assert session_id is not None
-        await self.open_session(session_id)
+        await self._open_thread_session(session_id, renew=self._writer is not None)
 
     async def _restart(
         self,
@@ -1194,6 +1210,7 @@ async def connect(
     busy: Busy = "queue",
     lease_seconds: float = LEASE_SECONDS,
     owner: Owner | None = None,
+    move: bool = False,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> AsyncIterator[Session]:
     """Start an agent and open a session with it.
@@ -1229,8 +1246,16 @@ async def connect(
         ``postgresql://`` URL): its thread's event log, items and turns, committed as
         they come (``session.thread``).
     :param thread: the thread (an id, or a name) to go on with: read back from the store,
-        and its agent session resumed (else loaded, without its history twice); a name no
-        thread has yet starts a new thread of that name. Without it, a new thread.
+        and its agent session resumed (else loaded, without its history twice; an agent
+        that no longer has it, -32002, gets a new session for the thread, noted in its
+        timeline); a name no thread has yet starts a new thread of that name (not kept
+        when the session ends without a turn). Without it, a new thread. A name is neither
+        empty, nor only spaces, nor holds a control character
+        (:class:`~acp_adapters.store.InvalidThreadName`).
+    :param move: go on with the thread in ``cwd`` though it was kept for another folder:
+        the thread moves there (its folder in the store, and a note in its timeline).
+        Without it, :class:`~acp_adapters.store.ThreadMoved` is raised, before any agent
+        starts.
     :param on_store_error: called with each :class:`~acp_adapters.store.StoreError` of a
         commit (the session goes on; the commit is tried again), and with the error of a
         store that cannot be opened: the session then runs without it (without the
@@ -1345,6 +1370,8 @@ async def connect(
         raise ValueError(f"busy is 'queue' or 'fail', not {busy!r}")
     if not 0.05 <= lease_seconds <= 86400:  # also refuses nan
         raise ValueError(f"lease_seconds is from 0.05 to 86400, not {lease_seconds!r}")
+    if thread is not None:
+        check_thread_name(thread)  # before a store is opened or made
     if start_timeout is not None and not 0 < start_timeout <= 86400:  # also refuses nan
         raise ValueError(f"start_timeout is more than 0, a day at most, not {start_timeout!r}")
     # The store first: one that cannot be opened fails before any agent starts (or, with
@@ -1365,13 +1392,14 @@ async def connect(
         found: Thread | None = None
         if the_store is not None:
             # The thread, and its lease, before any agent starts: no two agents drive it.
-            found = await _find_thread(
+            found, made = await _find_thread(
                 the_store,
                 thread,
                 chosen,
                 workspace,
                 command,
                 launch_record(the_policy, settings.mcp_servers, protocol),
+                move=move,
             )
             owner = owner or Owner.here()
             thread_id = found.id
@@ -1386,6 +1414,15 @@ async def connect(
             try:
                 lease = await the_store.acquire_lease(found.id, owner, seconds=lease_seconds)
             except ThreadBusy as refused:
+                if _moved(found, workspace):
+                    raise ThreadMoved(
+                        f"the thread {thread} cannot move to {workspace.cwd} while "
+                        f"{refused.lease.owner.describe()} drives it in {found.cwd}",
+                        thread=str(thread),
+                        folder=found.cwd,
+                        cwd=str(workspace.cwd),
+                        driven_by=refused.lease.owner,
+                    ) from refused
                 if busy == "fail":
                     raise
                 async with _guest(
@@ -1402,6 +1439,19 @@ async def connect(
                     yield guest
                 return
             held = HeldThread(the_store, found, owner, lease, seconds=lease_seconds, on_lost=_no_op)
+            # Made here: let go with no turn (the agent did not start, a setting was refused),
+            # it is not kept (unless another process queued a prompt for it meanwhile).
+            held.forget_if_unused = made
+            if _moved(found, workspace):
+                try:
+                    found = held.thread = await the_store.update_thread(
+                        found.id,
+                        cwd=str(workspace.cwd),
+                        folders=[str(root) for root in workspace.roots[1:]],
+                    )
+                except BaseException:
+                    await held.release()
+                    raise
         async with _owner(
             held,
             found,
@@ -1543,6 +1593,7 @@ async def _owner(
         async with anyio.create_task_group() as task_group:
             task_group.start_soon(agent.run, task_group)
             try:
+                asked = session_id  # the application's (else the thread's: renewed if lost)
                 if the_store is not None and held is not None and found is not None:
                     # Read back (a thread gone on with) before the agent hears anything.
                     writer, session_id = await _thread_writer(
@@ -1573,7 +1624,9 @@ async def _owner(
                     )
                     if session_id is not None:
                         phase = "session/load or session/resume"
-                        await session.open_session(session_id)
+                        await session._open_thread_session(
+                            session_id, renew=writer is not None and asked is None
+                        )
                     elif new_session:
                         phase = "session/new"
                         await session.new_session()
@@ -1688,7 +1741,10 @@ async def enqueue(
     opened = store if isinstance(store, Store) else await open_store(store)
     try:
         # An existing thread keeps how its owner started it.
-        found = await _find_thread(opened, thread, chosen, workspace, command, launch, False)
+        # ``cwd`` is a new thread's: an existing one is queued for where it is.
+        found, _ = await _find_thread(
+            opened, thread, chosen, workspace, command, launch, False, move=True
+        )
         return await opened.enqueue(found.id, Session._blocks(prompt))
     finally:
         if opened is not store:
@@ -1704,9 +1760,12 @@ async def _find_thread(
     command: Sequence[str],
     launch: dict[str, Any],
     launch_given: bool = True,
-) -> Thread:
-    """The session's thread (``thread``: an id or a name): found, or made; how its agent is
-    started kept up to date on it (for a worker to start it again)."""
+    *,
+    move: bool = False,
+) -> tuple[Thread, bool]:
+    """The session's thread (``thread``: an id or a name): found, or made (and whether it
+    was made here); how its agent is started kept up to date on it (for a worker to start
+    it again). One kept for another folder is :class:`ThreadMoved` unless ``move``."""
     found: Thread | None = None
     if thread is not None:
         found = await store.thread_named(thread)
@@ -1715,7 +1774,7 @@ async def _find_thread(
                 found = await store.thread(thread)
     if found is None:
         try:
-            return await store.create_thread(
+            made = await store.create_thread(
                 provider=provider.id,
                 cwd=str(workspace.cwd),
                 name=thread,
@@ -1729,9 +1788,29 @@ async def _find_thread(
             if again is None:
                 raise
             found = again
+        else:
+            return made, True
+    if _moved(found, workspace) and not move:
+        # Going on elsewhere would have the agent load the session in another folder and
+        # the store keep the old one: only when asked.
+        raise ThreadMoved(
+            f"the thread {thread} is kept for {found.cwd}, not {workspace.cwd}: go on with "
+            f"it there (cwd={found.cwd!r}, `run --cwd`), or move it here (move=True, "
+            "`run --move`)",
+            thread=str(thread),
+            folder=found.cwd,
+            cwd=str(workspace.cwd),
+        )
     if found.launch != launch and launch_given:
         found = await store.update_thread(found.id, launch=launch)
-    return found
+    return found, False
+
+
+def _moved(thread: Thread, workspace: Workspace) -> bool:
+    """Whether the thread is kept for another folder than the session's (each as its real
+    path: a link to the same folder is the same folder)."""
+    here = str(workspace.cwd)
+    return thread.cwd != here and os.path.realpath(thread.cwd) != here
 
 
 async def _thread_writer(

@@ -89,6 +89,7 @@ class Projector:
         self._now = 0.0
         self._errors = count(1)
         self._refusals = count(1)
+        self._notes = count(1)
         #: Tool calls shown by the item of the client terminal they embed: call id -> item key.
         self._shown_as: dict[str, str] = {}
         #: v2 user messages that are the prompt of their turn: message id -> prompt item key.
@@ -128,6 +129,16 @@ class Projector:
         if response.config_options is not None:
             self.reducer.set_config_options(response.config_options)
             self._session_changed("config")
+
+    def session_noted(self, title: str, text: str, raw: dict[str, Any], at: float) -> None:
+        """What the traffic shows of the session itself (not an update of the agent's): the
+        agent no longer had it and another was started, it was opened in another folder. A
+        ``notice`` item (severity ``warning``) says so, where it happened in the timeline."""
+        self._now = at
+        self._put(
+            f"notice:{next(self._notes)}",
+            NoticeItem(title=title, text=text, severity="warning", raw=raw, status="completed"),
+        )
 
     def mode_set(self, mode_id: str) -> None:
         """The agent took the client's ``session/set_mode``: the session's current mode."""

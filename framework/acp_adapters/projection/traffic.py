@@ -79,6 +79,9 @@ _OPENING = ("session/new", "session/load", "session/resume", "session/fork")
 _CREATING = ("session/new", "session/fork")
 #: Those that may replay the session's history before their answer.
 _REPLAYING = ("session/load", "session/resume")
+#: The error code of an agent that has no such resource (a session it lost): JSON-RPC's
+#: "resource not found", as ACP uses it.
+RESOURCE_NOT_FOUND = -32002
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
 
@@ -166,6 +169,9 @@ class Traffic:
         #: replayed: what comes before its answer is marked as replayed.
         self._replaying: Any = None
         self._replay_known = False
+        #: The session the agent said it no longer had (-32002), and what it said: the
+        #: session opened next is this one's, with a note.
+        self._lost: tuple[str, str] | None = None
         #: The session is closed: what the agent sends on its own is not projected. Set
         #: when the agent answers the session's ``session/close``, or by a ``closed`` line
         #: (:meth:`session_closed`); cleared when it is opened again.
@@ -339,12 +345,14 @@ class Traffic:
             if self._ours(params):
                 projector.prompt_answered(result, error, at)
         elif error is not None:
+            if method in _REPLAYING:
+                self._maybe_lost(params, error)
             return
         elif method == "initialize":
             provider = provider_of(result, self.registry, projector.hooks)
             projector.initialized(negotiated_version(result), provider)
         elif method in _OPENING:
-            self._opened(key, method, params, result)
+            self._opened(key, method, params, result, at)
         elif not (isinstance(params, dict) and self._ours(params)):
             return
         elif method == "session/close":
@@ -359,7 +367,23 @@ class Traffic:
                     {"sessionId": projector.state.session_id, "configOptions": options}
                 )
 
-    def _opened(self, key: Any, method: str, params: Any, result: Any) -> None:
+    def _maybe_lost(self, params: Any, error: Any) -> None:
+        """The agent refused to open a session again: when it is this one and the agent
+        says it has it no more (-32002, not found), the session is none of the agent's now,
+        and the one the connection opens next is this one's (a thread goes on with a new
+        agent session), with a note."""
+        ours = self.projector.state.session_id
+        if (
+            ours is not None
+            and isinstance(params, dict)
+            and params.get("sessionId") == ours
+            and isinstance(error, dict)
+            and error.get("code") == RESOURCE_NOT_FOUND
+        ):
+            self._lost = (ours, str(error.get("message", ""))[:500])
+            self.projector.state.session_id = None
+
+    def _opened(self, key: Any, method: str, params: Any, result: Any, at: float = 0.0) -> None:
         """The agent opened a session: this one (its id, folder, modes and configuration),
         or another of the connection (nothing here)."""
         if not isinstance(params, dict) or not isinstance(result, dict):
@@ -371,8 +395,26 @@ class Traffic:
         state = self.projector.state
         state.session_id = session_id
         self.closed = False
-        if isinstance(params.get("cwd"), str):
-            state.cwd = params["cwd"]
+        cwd = params.get("cwd")
+        if isinstance(cwd, str):
+            if state.cwd is not None and cwd != state.cwd:
+                self.projector.session_noted(
+                    "the session moved",
+                    f"the session is in {cwd} now; it was in {state.cwd}",
+                    {"cwd": cwd, "was": state.cwd},
+                    at,
+                )
+            state.cwd = cwd
+        if self._lost is not None:
+            lost, why = self._lost
+            self._lost = None
+            self.projector.session_noted(
+                "the agent no longer had the session",
+                f"the agent no longer had session {lost} ({why or 'not found'}): a new "
+                f"session {session_id} was started; the turns before it are not in its context",
+                {"lost": lost, "session": session_id, "error": why},
+                at,
+            )
         self.projector.session_created({**result, "sessionId": session_id})
 
     def _agent_sent(self, message: dict[str, Any], method: str, at: float) -> None:

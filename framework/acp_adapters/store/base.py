@@ -128,12 +128,16 @@ class ThreadMoved(StoreError):
     """The thread is kept for another folder than the one it is gone on with: it moves only
     when asked (``connect(move=True)``, ``run --move``)."""
 
-    def __init__(self, message: str, *, thread: str, folder: str, cwd: str) -> None:
+    def __init__(
+        self, message: str, *, thread: str, folder: str, cwd: str, driven_by: Owner | None = None
+    ) -> None:
         super().__init__(message)
         #: The thread's name (or id), its folder, and the folder it was gone on with.
         self.thread = thread
         self.folder = folder
         self.cwd = cwd
+        #: Who drives it (in its folder), when a move was asked while another owner does.
+        self.driven_by = driven_by
 
 
 def busy_error(thread: str, lease: Lease) -> ThreadBusy:
@@ -412,6 +416,13 @@ class Store(abc.ABC):
     @abc.abstractmethod
     async def release_lease(self, thread_id: str, owner: Owner) -> None:
         """Let the thread go (when ``owner`` holds it); whoever waits for it may take it."""
+
+    @abc.abstractmethod
+    async def forget_unused(self, thread_id: str, owner: Owner) -> bool:
+        """Forget the thread, as :meth:`delete_thread` does, when ``owner`` holds its lease
+        and it holds no turn and no prompt (queued or ended): what a session that made it
+        leaves when it fails before its first turn. Whether it was forgotten (a thread
+        another process queued a prompt for meanwhile is kept)."""
 
     @abc.abstractmethod
     async def lease(self, thread_id: str) -> Lease | None:

@@ -190,6 +190,23 @@ def release(sql: Sql, thread_id: str, owner: Owner) -> bool:
     return cursor.rowcount > 0
 
 
+def forget_unused(sql: Sql, thread_id: str, owner: Owner) -> bool:
+    """Delete the thread when ``owner`` holds it and it has no turn and no prompt."""
+    try:
+        _known(sql, thread_id, lock=True)  # a prompt queued now waits for the verdict
+    except ThreadNotFound:
+        return False
+    lease = read_lease(sql, thread_id)
+    if lease is None or lease.owner.id != owner.id:
+        return False
+    for table in ("turns", "queue"):
+        if sql.run(f"SELECT 1 FROM {table} WHERE thread_id = ? LIMIT 1", (thread_id,)).fetchone():
+            return False
+    # Its events, items and lease go with it (ON DELETE CASCADE).
+    sql.run("DELETE FROM threads WHERE id = ?", (thread_id,))
+    return True
+
+
 def enqueue(sql: Sql, thread_id: str, prompt: str, held_by: Owner | None) -> QueuedPrompt:
     _known(sql, thread_id)
     (position,) = sql.run(
@@ -394,6 +411,9 @@ class LeaseQueries(abc.ABC):
 
         await self._transact(let_go)
         self._queue_moved()
+
+    async def forget_unused(self, thread_id: str, owner: Owner) -> bool:
+        return await self._transact(lambda sql: forget_unused(sql, thread_id, owner))
 
     async def lease(self, thread_id: str) -> Lease | None:
         return await self._transact(lambda sql: read_lease(sql, thread_id))
