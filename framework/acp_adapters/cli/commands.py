@@ -403,6 +403,12 @@ def _terminal(stream: Any) -> bool:
     "print the turn as it lands (queue), or exit 10 naming it (fail).",
 )
 @click.option(
+    "--move",
+    is_flag=True,
+    help="Go on with the -s session in --cwd though it was kept for another folder: it "
+    "moves there (without it, that is a usage error naming both folders).",
+)
+@click.option(
     "--no-wait",
     is_flag=True,
     help="With -s: queue the prompts for whoever drives the session (a running owner, a "
@@ -461,6 +467,7 @@ def run(
     thread: str | None,
     store: str | None,
     busy: str,
+    move: bool,
     no_wait: bool,
     prompts: tuple[str, ...],
     model: str | None,
@@ -592,6 +599,7 @@ def run(
             thread=thread,
             store=store,
             busy="fail" if busy == "fail" else "queue",
+            move=move,
             start_timeout=start_timeout,
         )
     )

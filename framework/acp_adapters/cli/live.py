@@ -303,6 +303,7 @@ async def run_session(
     thread: str | None = None,
     store: str | None = None,
     busy: Busy = "queue",
+    move: bool = False,
     start_timeout: float | None = DEFAULT_START_TIMEOUT,
 ) -> Outcome:
     """Open a session (``resume``: that earlier one, resumed or loaded; ``thread``: the named
@@ -325,6 +326,7 @@ async def run_session(
     ``label`` is what starts, for the progress line on a terminal. ``busy``: when another
     process drives ``thread``, queue the prompts behind its turns (each followed in the store
     as it lands, printed as if run here), or fail (:class:`~acp_adapters.store.ThreadBusy`).
+    ``move``: ``thread`` kept for another folder moves to ``cwd`` (else it is refused).
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
@@ -389,7 +391,7 @@ async def run_session(
                     session_id=resume,
                     busy=busy,
                     start_timeout=start_timeout,
-                    **_kept(thread, store),
+                    **_kept(thread, store, move),
                 ) as session:
                     signals.session = session
                     skipped_before = len(session.problems)
@@ -470,11 +472,13 @@ async def run_session(
     return outcome
 
 
-def _kept(thread: str | None, store: str | None) -> dict[str, Any]:
-    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store)."""
+def _kept(thread: str | None, store: str | None, move: bool = False) -> dict[str, Any]:
+    """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store;
+    ``move``: the session moves to this run's folder)."""
     if thread is None:
         return {}
-    return {"store": store if store is not None else default_store(), "thread": thread}
+    store = store if store is not None else default_store()
+    return {"store": store, "thread": thread, "move": move}
 
 
 def _asks(policy: Policy) -> bool:
