@@ -42,6 +42,7 @@ from ..runtime.paths import tool_call_paths
 from ..timeline.items import FileChangeItem
 from ..transport import METHOD_NOT_FOUND, AnswerSent, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
+from .terminals import agent_variables
 from .workspace import (
     FORBIDDEN,
     RESOURCE_NOT_FOUND,
@@ -666,6 +667,9 @@ class AgentRequests:
             where = str(session.workspace.resolve(cwd)) if cwd else str(session.workspace.cwd)
         except RpcError:
             raise  # the traffic reader shows the refusal, as the answer says it
+        # A variable that would change what runs is refused before anyone is asked: no
+        # answer would make it run (terminals.agent_variables).
+        agent_variables(params.get("env"))
         env = params.get("env")
         names = tuple(
             str(v["name"])

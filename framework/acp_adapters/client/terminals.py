@@ -9,6 +9,15 @@ without ``args`` that holds a whole shell line (kimi-cli sends
 cwd or environment variable that cannot be given to a process (a NUL character, a
 variable name that is empty or holds ``=``) is invalid params.
 
+What runs is what the user's ``PATH`` finds: a program named without a ``/`` is looked up
+in the absolute folders of this process's ``PATH`` (its relative entries, read from the cwd
+the agent picks, are left out, of the command's own ``PATH`` too) and run by its absolute
+path; one named by a path is read from the cwd. A variable of the agent's ``env`` that
+would change which program runs or load code into it (``PATH``, the loader's ``LD_*``, the
+shells' ``BASH_ENV``, ...: :func:`~acp_adapters.runtime.commands.changes_what_runs`) is
+refused (forbidden): a rule or a person judged the command by its program's name, and that
+program is the one that runs. A program that is not found is invalid params.
+
 A terminal's command has exited when its process has, even while what it left
 running in the background holds the output open: ``terminal/wait_for_exit``
 answers then, once what the command wrote before it exited has been read. The
@@ -40,7 +49,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process, TaskGroup
 
-from ..runtime.commands import command_argv
+from ..runtime.commands import changes_what_runs, command_argv, find_program, user_path
 from ..transport import RpcError
 from ..transport.process import ProcessFamily, WatchedStream, end_families, processes_visible
 from .workspace import FORBIDDEN, INVALID_PARAMS, Workspace
@@ -99,9 +108,17 @@ def _process_text(value: str, what: str) -> str:
     return value
 
 
-def _environment(variables: object) -> dict[str, str]:
-    """This process's environment with the agent's ``env`` entries on top."""
-    env = dict(os.environ)
+def agent_variables(variables: object) -> dict[str, str]:
+    """The agent's ``env`` entries of a ``terminal/create``, checked.
+
+    :raises RpcError: invalid params for a name or value a process cannot be given;
+        forbidden for a variable that would change which program runs or load code into
+        it (:func:`~acp_adapters.runtime.commands.changes_what_runs`): ``PATH`` (but for
+        the user's own value, which changes nothing), the loader's, the shells' startup
+        variables. What runs is the program the user's ``PATH`` finds, the one a rule or
+        a person judged by its name.
+    """
+    found: dict[str, str] = {}
     for variable in variables if isinstance(variables, list) else []:
         if not isinstance(variable, dict) or not isinstance(variable.get("name"), str):
             continue
@@ -110,8 +127,39 @@ def _environment(variables: object) -> dict[str, str]:
             raise RpcError(INVALID_PARAMS, f"invalid environment variable name {name!r}")
         _process_text(name, f"environment variable name {name!r}")
         value = str(variable.get("value", ""))
-        env[name] = _process_text(value, f"the value of environment variable {name}")
+        found[name] = _process_text(value, f"the value of environment variable {name}")
+        if changes_what_runs(name) and not (
+            name == "PATH" and value in (os.environ.get("PATH"), user_path())
+        ):
+            raise RpcError(
+                FORBIDDEN,
+                f"the agent may not set {name[:100]!r}: it changes which program runs, or "
+                "loads code into it; a command runs the program the user's PATH finds",
+            )
+    return found
+
+
+def _environment(variables: object) -> dict[str, str]:
+    """This process's environment with the agent's ``env`` entries on top, and the user's
+    ``PATH`` without its relative entries (read from the cwd, which the agent picks)."""
+    env = {**os.environ, **agent_variables(variables)}
+    path = user_path()
+    if path is not None:
+        env["PATH"] = path
     return env
+
+
+def _program(command: list[str], cwd: str | os.PathLike[str]) -> list[str]:
+    """``command`` with its program as the absolute path it runs: what the user's ``PATH``
+    finds for a name (never the agent's, never a relative entry), a path read from ``cwd``.
+
+    :raises RpcError: invalid params when there is no such program.
+    """
+    program = find_program(command[0], cwd, user_path())
+    if program is None:
+        where = "no such executable file" if "/" in command[0] else "not found on the user's PATH"
+        raise RpcError(INVALID_PARAMS, f"cannot run {command[0][:200]!r}: {where}")
+    return [program, *command[1:]]
 
 
 @dataclass
@@ -196,9 +244,12 @@ class Terminals:
         if isinstance(asked_cwd, str):
             _process_text(asked_cwd, "the cwd")
         cwd = self.workspace.resolve(asked_cwd) if asked_cwd else self.workspace.cwd
+        # The variables first: a refused one is said whether or not the program exists.
+        variables = _environment(params.get("env"))
+        command = _program(command, cwd)
         family = ProcessFamily()
         # The mark goes on top of the agent's variables: it cannot take it off.
-        env = family.environment(_environment(params.get("env")))
+        env = family.environment(variables)
         limit = params.get("outputByteLimit")
         limit = (
             min(limit, MAX_OUTPUT_BYTES)

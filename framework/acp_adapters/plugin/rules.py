@@ -21,7 +21,14 @@ its conditions, all of which must hold; a condition left out holds for every req
   request's tool call says it runs (``rawInput.command``). ``*`` and ``?`` match any
   characters but those that make a shell line more than one command or redirect it
   (``; & | < > ( ) $`` backquote, newline): ``echo *`` matches ``echo hello`` and not
-  ``echo hi && rm -rf ~``. A request that names no command does not match.
+  ``echo hi && rm -rf ~``. A request that names no command does not match. A command rule
+  names a program as the user's ``PATH`` finds it (the client runs it so, never with the
+  agent's ``PATH``: :mod:`acp_adapters.client.terminals`); so an ``allow`` rule whose
+  glob's first word is a wildcard (``* --version``) matches a program named by its name
+  only, not one named by a path (``./evil --version``) or after an assignment
+  (``PATH=bin make``), and one that names a relative path (``./build.sh *``) names the file
+  in a session's folder: it does not match that command run from another folder (a
+  subfolder the agent picked, which has a ``build.sh`` of its own).
 
 The rule's ``decision`` is ``allow``, ``reject`` or ``ask`` (the application). A policy's
 rules are read in order and the first that matches decides; when none does, the
@@ -53,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ..diff.stats import patch_stats
 from ..errors import AcpAdaptersError
 from ..protocol import v1
+from ..runtime.commands import program_word
 
 if TYPE_CHECKING:
     from .permissions import ClientAction, PermissionQuery
@@ -134,7 +142,7 @@ class PermissionRule(BaseModel):
             return False
         if self.command and not (
             facts.command is not None
-            and any(command_matches(facts.command, g) for g in self.command)
+            and any(self._command_holds(facts, g, workspace) for g in self.command)
         ):
             return False
         if self.decision == "allow" and facts.kind in _WRITING_KINDS:
@@ -144,6 +152,23 @@ class PermissionRule(BaseModel):
             if facts.inside is not None:
                 return facts.inside
             return all(_inside(p, workspace) for p in facts.paths)
+        return True
+
+    def _command_holds(self, facts: _Facts, glob: str, workspace: tuple[str, ...]) -> bool:
+        """Whether a command glob matches the request's command: its line, and, for an
+        ``allow``, the program the rule names (see the module's documentation)."""
+        assert facts.command is not None
+        if not command_matches(facts.command, glob):
+            return False
+        if self.decision != "allow":
+            return True  # a reject or an ask reads the line alone: never less of it
+        program = program_word(facts.command)
+        named = glob.split(None, 1)[0]
+        if _is_wild(named) and not _program_named(named, program):
+            return False
+        if "/" in program and not program.startswith("/") and facts.cwd is not None:
+            # A relative program is the session folder's, as the rule reads it.
+            return _is_root(facts.cwd, workspace)
         return True
 
 
@@ -176,6 +201,8 @@ class _Facts:
     #: Whether its paths are inside the session's folders, as the client judged (a write);
     #: None: judged from the folders a rule is read with.
     inside: bool | None = None
+    #: Where a client command runs (its real folder); None: not known (a permission request).
+    cwd: str | None = None
 
 
 def _facts(request: PermissionQuery | ClientAction) -> _Facts:
@@ -183,7 +210,8 @@ def _facts(request: PermissionQuery | ClientAction) -> _Facts:
 
     if isinstance(request, ClientAction):
         if request.kind == "command":
-            return _Facts("execute", (), None, request.command_line or shlex.join(request.argv))
+            line = request.command_line or shlex.join(request.argv)
+            return _Facts("execute", (), None, line, cwd=request.cwd)
         stats = patch_stats(request.patch) if request.patch is not None else None
         written: tuple[str, ...] = (request.path,) if request.path else ()
         size = stats.additions + stats.deletions if stats is not None else None
@@ -228,6 +256,33 @@ def _said_command(raw_input: Any) -> str | None:
     if isinstance(command, list) and command and all(isinstance(p, str) for p in command):
         return shlex.join(command)
     return command if isinstance(command, str) else None
+
+
+def _program_named(named: str, program: str) -> bool:
+    """Whether the program word of a line is one that a glob's wildcard first word names:
+    a program by its name (``*``, ``py*``), never a file of the agent's choosing by a path
+    (``./evil``) nor a variable set for what follows (``PATH=bin``); by a path only where
+    the glob spells one out, its wildcards within one component as in a path glob
+    (``/usr/bin/*`` is not ``/usr/bin/../../tmp/evil``)."""
+    if "=" in program:
+        return False
+    if "/" not in program:
+        return True
+    parts = program.split("/")
+    if "/" not in named or ".." in parts or named.startswith("/") != program.startswith("/"):
+        return False
+    return _parts_match(
+        tuple(p for p in named.split("/") if p not in ("", ".")),
+        tuple(p for p in parts if p not in ("", ".")),
+    )
+
+
+def _is_root(folder: str, roots: Sequence[str]) -> bool:
+    """Whether ``folder`` is one of the session's folders itself (by real paths)."""
+    if not os.path.isabs(folder) or "\x00" in folder:
+        return False
+    real = os.path.realpath(folder)
+    return any(real == os.path.realpath(root) for root in roots if root and "\x00" not in root)
 
 
 def _inside(path: str, roots: Sequence[str]) -> bool:
