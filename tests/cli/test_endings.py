@@ -131,7 +131,7 @@ def _program(*args: str) -> subprocess.Popen[str]:
     )
 
 
-@pytest.mark.parametrize("delay", [0.05, 0.2, 0.5, 1.0])
+@pytest.mark.parametrize("delay", [0.05, 0.15, 0.25, 0.35, 0.45, 0.6, 0.8, 1.0])
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_an_interrupt_at_any_moment_ends_with_one_line_and_its_code(
     delay: float, signum: int, code: int

@@ -14,11 +14,6 @@ import signal
 import sys
 from types import FrameType
 
-#: 128 + the signal's number, as a shell reports a command a signal ended.
-_INTERRUPTED = 128 + signal.SIGINT
-_TERMINATED = 128 + signal.SIGTERM
-_HANGUP = 128 + signal.SIGHUP
-
 
 class _Terminated(BaseException):
     """SIGTERM or SIGHUP outside a run: not an error of the program (nothing catches it)."""
@@ -28,14 +23,35 @@ class _Terminated(BaseException):
         self.signum = signum
 
 
+#: The signals taken here (outside a run, which watches its own): whatever error they
+#: break out as (a C extension may wrap the KeyboardInterrupt in an error of its own), the
+#: program ends as the signal does.
+_received: list[int] = []
+
+
+def received_signal() -> int | None:
+    """The first signal the program took outside a run (SIGINT, SIGTERM, SIGHUP), if any."""
+    return _received[0] if _received else None
+
+
 def _raise(signum: int, _frame: FrameType | None) -> None:
+    _received.append(signum)
     raise _Terminated(signum)
+
+
+def _interrupt(signum: int, _frame: FrameType | None) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run ``acp-adapters`` with ``argv`` (default: the program's arguments); exits."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise)
+    # Python's own handler does the same, but asyncio's runner replaces that one (and only
+    # that one) with its own, which cancels the main task: a Ctrl-C in the moment before a
+    # run watches the signals (:class:`~.live.StopSignals`) would be taken as a cancel.
+    signal.signal(signal.SIGINT, _interrupt)
     try:
         import click
 
@@ -53,17 +69,46 @@ def main(argv: list[str] | None = None) -> None:
                 _say("Error: the input ended")
                 sys.exit(1)
             raise KeyboardInterrupt from None
-    except KeyboardInterrupt:
-        _say("Error: interrupted")
-        sys.exit(_INTERRUPTED)
-    except _Terminated as stop:
-        if stop.signum == signal.SIGHUP:
+    except BaseException as error:
+        stop = _signal_of(error)
+        if stop is None and _received:
+            stop = signal.Signals(_received[0])
+        if stop is None:
+            raise
+        if stop == signal.SIGHUP:
             _silence()  # the terminal is gone
-            sys.exit(_HANGUP)
-        _say(f"Error: stopped by {signal.Signals(stop.signum).name}")
-        sys.exit(_TERMINATED)
+        else:
+            what = "interrupted" if stop == signal.SIGINT else f"stopped by {stop.name}"
+            _say(f"Error: {what}")
+        _exit_now(128 + stop)
     # A command's ``ctx.exit(N)`` comes back as N; a command that returns, as None.
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _signal_of(error: BaseException) -> signal.Signals | None:
+    """The signal that ended the program as ``error`` (a KeyboardInterrupt, a SIGTERM or
+    SIGHUP raised here), also inside the exception group of a task group it broke."""
+    if isinstance(error, KeyboardInterrupt) or isinstance(error.__cause__, KeyboardInterrupt):
+        return signal.SIGINT
+    if isinstance(error, _Terminated):
+        return signal.Signals(error.signum)
+    inner = getattr(error, "exceptions", None)  # an exception group
+    if isinstance(inner, tuple):
+        for one in inner:
+            found = _signal_of(one)
+            if found is not None:
+                return found
+    return None
+
+
+def _exit_now(code: int) -> None:
+    """Exit with ``code``, what is written flushed. Not through ``sys.exit``: an interrupt
+    that went through ``exec`` (a dataclass being made as a module loaded) leaves CPython
+    sure it was never handled, and it would exit by SIGINT instead of with ``code``."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 def _say(line: str) -> None:

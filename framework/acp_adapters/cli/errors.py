@@ -58,6 +58,7 @@ from ..errors import (
 )
 from ..store.base import InvalidThreadName, ThreadBusy, ThreadMoved
 from ..transport import ConnectionClosed, RpcError
+from .entry import received_signal
 from .render import printable
 
 if sys.version_info < (3, 11):
@@ -131,7 +132,14 @@ def explain(error: BaseException) -> tuple[int, str]:
 def _explain(error: BaseException) -> tuple[int, str]:
     if isinstance(error, Failure):
         return error.exit_code, _one_line(str(error))
-    if isinstance(error, KeyboardInterrupt):
+    taken = received_signal()
+    if taken is not None:
+        # A signal taken outside a run broke out as this error, whatever its form.
+        name = signal.Signals(taken).name
+        return 128 + taken, "interrupted" if taken == signal.SIGINT else f"stopped by {name}"
+    if isinstance(error, KeyboardInterrupt) or isinstance(error.__cause__, KeyboardInterrupt):
+        # Also a Ctrl-C that Python wrapped on its way (Python 3.11 wraps what
+        # ``__set_name__`` raises as a class is made, as a module loads, in a RuntimeError).
         return EXIT_INTERRUPTED, "interrupted"
     if isinstance(error, UnknownProviderError):
         return EXIT_USAGE, f"{_one_line(str(error))}; `acp-adapters providers` lists them"
