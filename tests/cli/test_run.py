@@ -70,6 +70,7 @@ def test_edit_with_full_access_shows_the_patches_and_records(
     cli: Invoke, workspace: Path, tmp_path: Path
 ) -> None:
     record = tmp_path / "records" / "edit.jsonl"
+    record.parent.mkdir()  # a capture's folder is not made for it
     result = _edit(cli, workspace, "--approve", "full-access", "--record", str(record))
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
     out = result.stdout  # type: ignore[attr-defined]
