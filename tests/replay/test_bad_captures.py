@@ -91,24 +91,34 @@ async def test_invalid_lines_are_skipped_with_warnings(
     assert "line 3: not JSON" in session.stderr
 
 
-async def test_a_truncated_last_line_fails_the_open_prompt_after_the_timeout(
+async def test_a_truncated_last_line_fails_the_open_prompt_at_once(
     connect: Any, basic_capture: Path, replay_workspace: Path, tmp_path: Path
 ) -> None:
     text = basic_capture.read_text()
     basic_capture.write_text(text[: text.rstrip("\n").rfind("\n") + 30])  # the answer, cut
+    assert read_capture(basic_capture).cut == 7
     status = tmp_path / "status.json"
     async with connect(
-        command=replay(basic_capture, "--timeout", "0.5", "--status", str(status)),
+        # A timeout it does not wait for: what the cut line held (the answer) never comes.
+        command=replay(basic_capture, "--timeout", "60", "--status", str(status)),
         cwd=replay_workspace,
     ) as session:
-        with anyio.fail_after(5), pytest.raises(RpcError) as info:
+        with pytest.raises(RpcError) as info:
             await session.prompt("hello")
     assert info.value.message == (
-        "replay timeout: the capture ends without an answer to session/prompt (capture line 5)"
+        "replay error: the capture is cut at line 7 (its last line is not whole JSON): it has "
+        "no answer to session/prompt (capture line 5)"
     )
     report = status_of(status)
-    assert (report["status"], report["exit_code"]) == ("timeout", EXIT_TIMEOUT)
+    assert (report["status"], report["exit_code"], report["line"]) == ("error", EXIT_USAGE, 7)
     assert report["warnings"] == ["line 7: not JSON, left out"]
+
+
+def test_only_a_last_line_that_is_not_json_is_a_cut() -> None:
+    line = '{"dir": "client->agent", "t": 0, "msg": {"jsonrpc": "2.0", "id": 1, "method": "a"}}'
+    assert read_capture([line, "not json", line]).cut is None
+    assert read_capture([line, line]).cut is None
+    assert read_capture([line, '{"dir": "agent->']).cut == 2
 
 
 async def test_a_client_method_the_client_never_sends_times_out(

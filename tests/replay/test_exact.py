@@ -110,6 +110,8 @@ async def test_a_recorded_session_replays_to_the_same_timeline(
         "warnings": [],
         "capture": None,
         "match": "exact",
+        "connection": 1,
+        "connections": 1,
     }
 
 

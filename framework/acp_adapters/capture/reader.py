@@ -7,7 +7,7 @@ format's words are those of :mod:`acp_adapters.capture_format`.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -38,6 +38,7 @@ __all__ = [
     "Entry",
     "Part",
     "agent_requests",
+    "connections",
     "message_parts",
     "read_capture",
 ]
@@ -97,6 +98,9 @@ class Capture:
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
     #: How many entries hold a JSON-RPC message (counted also when they are not kept).
     messages: int = 0
+    #: The number of the capture's last line when it is not JSON: the file was cut there
+    #: (its writer killed mid-line), and what that line held is lost.
+    cut: int | None = None
 
 
 def message_parts(message: Any) -> tuple[Part, ...]:
@@ -127,7 +131,9 @@ def read_capture(source: CaptureSource, *, keep: bool = True) -> Capture:
     """
     capture = Capture()
     for read in _read(source):
-        if isinstance(read, str):
+        if isinstance(read, _Cut):
+            capture.cut = read.line
+        elif isinstance(read, str):
             capture.warnings.append(read)
         elif isinstance(read, DiskRead):
             if keep:
@@ -163,10 +169,37 @@ def agent_requests(
     return found
 
 
-def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] | str]:
+def connections(entries: Sequence[Entry]) -> list[list[Entry]]:
+    """The entries of each connection of a capture, in order: one per agent process the
+    recording client started. Each but the first starts with the client's ``initialize``
+    (a thread gone on with by another run, a session whose agent was started again); what
+    comes before the first ``initialize`` is the first's."""
+    found: list[list[Entry]] = [[]]
+    negotiated = False
+    for entry in entries:
+        starts = entry.direction == CLIENT_TO_AGENT and any(
+            part.kind == "request" and part.method == "initialize" for part in entry.parts
+        )
+        if starts and negotiated:
+            found.append([])
+        negotiated = negotiated or starts
+        found[-1].append(entry)
+    return found
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """The capture's last line is not JSON: the file ends cut (see ``Capture.cut``)."""
+
+    line: int
+
+
+def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] | str | _Cut]:
     """Each line of a capture as an entry, a disk read, a checkpoint's line, or the warning
-    that leaves it out."""
+    that leaves it out; last, whether the file ends cut."""
+    last: tuple[int, Any] | None = None
     for number, value in capture_values(source):
+        last = (number, value)
         if isinstance(value, Unreadable):
             yield f"line {number}: {value.why}, left out"
         elif isinstance(value, dict) and value.get("dir") == DISK_READ:
@@ -185,6 +218,8 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
         else:
             entry = _entry(number, value)
             yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry
+    if last is not None and isinstance(last[1], Unreadable) and last[1].why == "not JSON":
+        yield _Cut(last[0])
 
 
 def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:

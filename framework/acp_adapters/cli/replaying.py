@@ -14,7 +14,11 @@ the files the capture started from:
   requests answered by this client, as in any session, inside the temporary folder
   only (the session's confinement refuses any path out of it);
 * the agent's terminals answered from the capture (:class:`RecordedTerminals`): a
-  replay runs no command a capture holds.
+  replay runs no command a capture holds;
+* a capture of several connections (a thread's export, one run each; an agent started
+  again after a crash) is played one connection after the other, on the one session: the
+  replay agent is started again for each (``--connection N``), the one before let go
+  first as the recording client let it go, and the timeline goes on, as the thread's did.
 
 The folder is written ``<workspace>`` in the output, as captures write it.
 """
@@ -27,8 +31,9 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -36,7 +41,7 @@ from typing import Any, Literal
 import anyio
 
 from .. import replay
-from ..capture.format import AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
+from ..capture.format import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
 from ..client import Session, connect
 from ..errors import AcpAdaptersError, CaptureError, McpServerError
 from ..projection.traffic import project_capture
@@ -45,6 +50,7 @@ from ..replay import (
     Capture,
     RecordedTerminals,
     RequestKey,
+    connections,
     recorded_answers,
     recorded_checkpoints,
     recorded_disk,
@@ -52,6 +58,7 @@ from ..replay import (
     seed_workspace,
 )
 from ..replay.matching import fill_marks
+from ..transport import RpcError
 from .errors import Failure
 from .live import Outcome
 from .mcp import recorded_servers
@@ -95,7 +102,9 @@ class ClientStep:
 
     ``after`` counts the agent's lines the capture has before it; ``answered_at``,
     for a request, the agent's lines up to and including its answer (None: never
-    answered).
+    answered), and ``refused`` whether that answer was an error. ``connection`` is the
+    capture's connection it was sent on (from 1: see
+    :func:`~acp_adapters.capture.reader.connections`).
     """
 
     method: str
@@ -103,6 +112,8 @@ class ClientStep:
     is_request: bool
     after: int
     answered_at: int | None = None
+    refused: bool = False
+    connection: int = 1
 
 
 def client_steps(capture: Capture) -> list[ClientStep]:
@@ -110,7 +121,22 @@ def client_steps(capture: Capture) -> list[ClientStep]:
     steps: list[ClientStep] = []
     waiting: dict[RequestKey, ClientStep] = {}
     agent_lines = 0
-    for entry in capture.entries:
+    for number, entries in enumerate(connections(capture.entries), 1):
+        waiting.clear()  # each connection's request ids are its own
+        agent_lines = _steps_of(entries, number, steps, waiting, agent_lines)
+    return steps
+
+
+def _steps_of(
+    entries: list[Any],
+    connection: int,
+    steps: list[ClientStep],
+    waiting: dict[RequestKey, ClientStep],
+    agent_lines: int,
+) -> int:
+    """The client steps of one connection's entries (added to ``steps``); the agent's lines
+    counted so far."""
+    for entry in entries:
         if entry.direction == AGENT_TO_CLIENT:
             agent_lines += 1
             for part in entry.parts:
@@ -118,6 +144,7 @@ def client_steps(capture: Capture) -> list[ClientStep]:
                     answered = waiting.pop(request_key(part.message["id"]), None)
                     if answered is not None:
                         answered.answered_at = agent_lines
+                        answered.refused = "error" in part.message
         elif entry.direction == CLIENT_TO_AGENT:
             for part in entry.parts:
                 if part.method is None:
@@ -128,11 +155,12 @@ def client_steps(capture: Capture) -> list[ClientStep]:
                     params=params if isinstance(params, dict) else {},
                     is_request=part.kind == "request",
                     after=agent_lines,
+                    connection=connection,
                 )
                 steps.append(step)
                 if step.is_request:
                     waiting[request_key(part.message["id"])] = step
-    return steps
+    return agent_lines
 
 
 def replay_offline(path: str | os.PathLike[str], *, provider: str | None) -> Outcome:
@@ -175,30 +203,40 @@ async def replay_live(
     with tempfile.TemporaryDirectory(prefix="acp-adapters-replay-") as root:
         workspace = Path(root) / "workspace"
         workspace.mkdir()
-        status = Path(root) / "status.json"
         seed_workspace(capture, workspace)
-        command = [
-            sys.executable,
-            # Isolated: the agent runs in the folder the capture seeded, and Python would
-            # import a module the capture wrote there before the package's own.
-            "-I",
-            "-m",
-            "acp_adapters.replay",
-            "--match",
-            match,
-            "--timeout",
-            str(timeout),
-            "--status",
-            str(status),
-            str(capture),
-        ]
-        player = _Player(steps, timeout)
+
+        def status_of(connection: int) -> Path:
+            return Path(root) / f"status-{connection}.json"
+
+        def command_of(connection: int) -> list[str]:
+            """The replay agent playing one connection of the capture."""
+            return [
+                sys.executable,
+                # Isolated: the agent runs in the folder the capture seeded, and Python
+                # would import a module the capture wrote there before the package's own.
+                "-I",
+                "-m",
+                "acp_adapters.replay",
+                "--match",
+                match,
+                "--timeout",
+                str(timeout),
+                "--connection",
+                str(connection),
+                "--status",
+                str(status_of(connection)),
+                str(capture),
+            ]
+
+        played = connections(read.entries)
+        exiting = {n for n, entries in enumerate(played, 1) if entries[-1:] and _exits(entries[-1])}
+        player = _Player(steps, timeout, len(played), command_of, status_of, exiting)
         terminals = RecordedTerminals(capture)  # the capture's commands never run
         try:
             async with connect(
                 provider,
                 workspace,
-                command=command,
+                command=command_of(1),
                 env=_recorded_credentials(read),
                 policy="ask",
                 ask=recorded_answers(capture),
@@ -218,10 +256,14 @@ async def replay_live(
                 timeline = session.timeline
                 stop_reason = session.projector.state.turn_state.stop_reason
         except AcpAdaptersError as error:  # before the session opened
-            _check_status(status, capture, error, match)
-            raise
-        failure = player.failures[0] if player.failures else None
-        _check_status(status, capture, failure, match)
+            _check_status(status_of(1), capture, error, match)
+            # As recorded: the agent failed before a session was open (it died before its
+            # answer to initialize). The capture's timeline, and how it ended, as offline.
+            offline = replay_offline(capture, provider=provider)
+            offline.ended = " ".join(str(portable(str(error), workspace)).split())
+            return offline
+        failure = player.ended
+        _check_status(status_of(player.connection), capture, player.stopped or failure, match)
         rows = portable(item_rows(timeline.items), workspace)
     return Outcome(
         rows=rows,
@@ -234,19 +276,45 @@ async def replay_live(
 
 
 class _Player:
-    """Sends the capture's client steps through a session, each at its place among the agent's."""
+    """Sends the capture's client steps through a session, each at its place among the
+    agent's; a connection after another on an agent started again for it."""
 
-    def __init__(self, steps: list[ClientStep], timeout: float) -> None:
+    def __init__(
+        self,
+        steps: list[ClientStep],
+        timeout: float,
+        count: int = 1,
+        command_of: Callable[[int], list[str]] | None = None,
+        status_of: Callable[[int], Path] | None = None,
+        exiting: Collection[int] = (),
+    ) -> None:
         self.steps = steps
+        #: The connections whose agent exits on its own, as the capture's last line says.
+        self.exiting = exiting
+        self._exits = 0
         self.timeout = timeout
+        #: How many connections the capture has; what starts the replay agent for one, and
+        #: the status file it writes.
+        self.count = count
+        self._command_of = command_of
+        self._status_of = status_of
+        #: The failures of the requests sent, in order (``ended``: the one the session
+        #: ended with; ``stopped``: the one that stopped the replay, when one did).
         self.failures: list[AcpAdaptersError] = []
+        self.ended: AcpAdaptersError | None = None
+        self.stopped: AcpAdaptersError | None = None
+        #: The connection played now (the last one played, once the play is over).
+        self.connection = 1
         self._received = 0
         self._done: set[int] = set()
         self._changed = anyio.Event()
 
     def observe(self, direction: str, _message: Any) -> None:
-        if direction == "in":
-            self._received += 1
+        if direction in ("in", "exit"):
+            if direction == "in":
+                self._received += 1
+            else:
+                self._exits += 1
             self._wake()
 
     def _wake(self) -> None:
@@ -256,19 +324,73 @@ class _Player:
     async def play(self, session: Session) -> None:
         folder = str(session.workspace.cwd)
         sessions = _Sessions(session)
-        async with anyio.create_task_group() as task_group:
-            for index, step in enumerate(self.steps):
-                if step.method == "initialize":
-                    continue  # connect sent it
-                await self._until_due(index)
-                if self.failures:
-                    break
-                params = _localized(step.params, folder)
-                if step.is_request:
-                    task_group.start_soon(self._request, sessions, index, step.method, params)
-                elif step.method == "session/cancel":
-                    await sessions.of(params).cancel()
-                # Other notifications have no counterpart in the session API.
+        for connection in range(1, self.count + 1):
+            self.connection = connection
+            exits = self._exits
+            indices = [i for i, step in enumerate(self.steps) if step.connection == connection]
+            opening = next((i for i in indices if self.steps[i].method == "initialize"), None)
+            if connection > 1:
+                await self._start_again(session, opening, connection)
+            async with anyio.create_task_group() as task_group:
+                for index in indices:
+                    step = self.steps[index]
+                    if step.method == "initialize":
+                        continue  # connect (or the start again) sent it
+                    await self._until_due(index)
+                    if self.stopped is not None:
+                        break
+                    params = _localized(step.params, folder)
+                    if step.is_request:
+                        task_group.start_soon(self._request, sessions, index, step, params)
+                    elif step.method == "session/cancel":
+                        await sessions.of(params).cancel()
+                    # Other notifications have no counterpart in the session API.
+                if connection < self.count:
+                    # All that its agent sent came, then it goes, as the recording client let
+                    # it go (the requests it never answered end with it).
+                    if self.stopped is None:
+                        await self._until_received(self._lines_before(connection + 1))
+                    if connection in self.exiting:
+                        # It exits on its own, as recorded: the timeline says so.
+                        await self._until(partial(self._exited_since, exits))
+                    await session.agent.shutdown(2.0)
+            if connection < self.count and not self._went_as_recorded(connection):
+                return  # the replay agent says how it went otherwise: that is the report
+
+    async def _start_again(self, session: Session, opening: int | None, connection: int) -> None:
+        """The next connection: the replay agent started again, to play it."""
+        assert self._command_of is not None
+        asked = self.steps[opening].params.get("protocolVersion") if opening is not None else None
+        self.stopped = self.ended = None  # what ended the one before was its own
+        await session._restart(
+            self._command_of(connection), protocol=asked if asked in (1, 2) else None
+        )
+
+    def _went_as_recorded(self, connection: int) -> bool:
+        if self._status_of is None:
+            return True
+        try:
+            report = json.loads(self._status_of(connection).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        return isinstance(report, dict) and report.get("status") == "ok"
+
+    def _lines_before(self, connection: int) -> int:
+        """How many agent lines the capture has before connection ``connection``."""
+        return next((s.after for s in self.steps if s.connection == connection), self._received)
+
+    def _exited_since(self, exits: int) -> bool:
+        return self._exits > exits
+
+    async def _until_received(self, lines: int) -> None:
+        await self._until(lambda: self._received >= lines)
+
+    async def _until(self, done: Callable[[], bool]) -> None:
+        """Wait until ``done()``, at most the replay's timeout (the replay agent's report
+        says why, when its agent stopped short)."""
+        with anyio.move_on_after(self.timeout):
+            while not done():
+                await self._changed.wait()
 
     async def _until_due(self, position: int) -> None:
         """Wait until the agent has sent what the capture has before step ``position``.
@@ -283,22 +405,31 @@ class _Player:
             for index, other in enumerate(self.steps[:position])
             if other.is_request
             and other.method != "initialize"
+            and other.connection == step.connection
             and other.answered_at is not None
             and other.answered_at <= step.after
         ]
         with anyio.move_on_after(self.timeout):
-            while not self.failures and (
+            while self.stopped is None and (
                 self._received < step.after or any(i not in self._done for i in earlier)
             ):
                 await self._changed.wait()
 
     async def _request(
-        self, sessions: _Sessions, index: int, method: str, params: dict[str, Any]
+        self, sessions: _Sessions, index: int, step: ClientStep, params: dict[str, Any]
     ) -> None:
         try:
-            await _send(sessions, method, params)
+            await _send(sessions, step.method, params)
         except AcpAdaptersError as error:
             self.failures.append(error)
+            self.ended = error
+            # An error answer where the capture has one is the recorded session's: the
+            # replay goes on as it did (a lost session's load refused, then a new one).
+            if not (step.refused and isinstance(error, RpcError)):
+                self.stopped = error
+        else:
+            if self.ended is not None and self.stopped is None:
+                self.ended = None  # the session went on after that failure
         finally:
             self._done.add(index)
             self._wake()
@@ -420,6 +551,11 @@ def _recorded_credentials(capture: Capture) -> dict[str, str]:
                     ):
                         needed[name] = "replay"
     return needed
+
+
+def _exits(entry: Any) -> bool:
+    """Whether a capture's entry is the agent's exit."""
+    return bool(entry.direction == AGENT_EXIT)
 
 
 def _localized(value: Any, folder: str) -> Any:

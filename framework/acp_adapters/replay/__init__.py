@@ -1,11 +1,12 @@
 """Replaying captures: an ACP agent that plays a recorded agent and checks the live client.
 
-``python -m acp_adapters.replay [--match exact|methods] [--timeout SECONDS] [--status FILE]
-CAPTURE`` starts the replay agent (see :mod:`.agent`); ``docs/captures.md`` describes
-the capture format and both match modes. From Python:
+``python -m acp_adapters.replay [--match exact|methods] [--timeout SECONDS]
+[--connection N] [--status FILE] CAPTURE`` starts the replay agent (see :mod:`.agent`);
+``docs/captures.md`` describes the capture format and both match modes. From Python:
 
 * :func:`main`: the replay agent on this process's stdio;
 * :func:`compare`: how a live message is checked against a recorded one (``exact``);
+* :func:`connections`: a capture's entries, one list per agent process it recorded;
 * :func:`workspace_files`, :func:`seed_workspace`: the files the capture found, for a
   fresh folder to replay in;
 * :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded;
@@ -21,7 +22,7 @@ standard library only.
 from __future__ import annotations
 
 from ..capture.format import HOME_MARK, WORKSPACE_MARK, RequestKey, request_key
-from ..capture.reader import Capture, DiskRead, Entry, read_capture
+from ..capture.reader import Capture, DiskRead, Entry, connections, read_capture
 from .agent import (
     DEFAULT_TIMEOUT,
     EXIT_MISMATCH,
@@ -64,6 +65,7 @@ __all__ = [
     "RecordedTerminals",
     "RequestKey",
     "compare",
+    "connections",
     "fill_marks",
     "main",
     "read_capture",

@@ -3,7 +3,7 @@
 ::
 
     python -m acp_adapters.replay [--match exact|methods] [--timeout SECONDS]
-                                  [--status FILE] CAPTURE
+                                  [--connection N] [--status FILE] CAPTURE
 
 It walks the capture in order. What the recorded agent sent goes out (with
 ``<workspace>`` and ``<home>`` written as the live folders); what the recorded
@@ -22,10 +22,14 @@ may come in any order (they are kept until the walk reaches them), and so may
 the messages of one run of consecutive client lines. Terminal ids the live
 client hands out replace the recorded ones in what the agent sends after.
 
+A capture may hold several connections (:func:`~acp_adapters.capture.reader.connections`:
+a thread's runs, an agent started again): one process plays one, ``--connection N`` (the
+first by default), its end the end of the replay.
+
 The outcome is the exit code (see ``EXIT_*``), a report on stderr, and the
 ``--status`` file: JSON with ``status`` (``running`` while it runs, then ``ok``,
 ``mismatch``, ``timeout`` or ``error``), ``exit_code``, ``report``, ``line``
-(the capture line it concerns) and ``warnings``.
+(the capture line it concerns), ``warnings``, ``connection`` and ``connections``.
 """
 
 from __future__ import annotations
@@ -50,7 +54,7 @@ from ..capture.format import (
     RequestKey,
     request_key,
 )
-from ..capture.reader import Capture, Entry, Part, read_capture
+from ..capture.reader import Capture, Entry, Part, connections, read_capture
 from ..errors import CaptureError
 from ._pipes import END_OF_INPUT, Incoming, Input, NotJson, Output
 from .matching import ANY, Mismatch, compare, fill_marks, shown
@@ -78,9 +82,12 @@ PROGRAM = "acp-adapters replay"
 
 
 class _Failed(Exception):
-    """The replay failed: the client went its own way, or kept the replay waiting."""
+    """The replay failed: the client went its own way, or kept the replay waiting, or the
+    capture (cut) has no more for it (``error``)."""
 
-    def __init__(self, status: Literal["mismatch", "timeout"], report: str, line: int | None):
+    def __init__(
+        self, status: Literal["mismatch", "timeout", "error"], report: str, line: int | None
+    ):
         super().__init__(report)
         self.status = status
         self.report = report
@@ -106,10 +113,21 @@ class _Run:
 class StatusFile:
     """The ``--status`` file: rewritten whole (and atomically) at each change."""
 
-    def __init__(self, path: str | os.PathLike[str], *, capture: str, match: MatchMode) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        capture: str,
+        match: MatchMode,
+        connection: int = 1,
+        connections: int = 1,
+    ) -> None:
         self.path = Path(path)
         self.capture = capture
         self.match = match
+        #: The connection of the capture played, from 1, and how many it has.
+        self.connection = connection
+        self.connections = connections
 
     def write(
         self,
@@ -128,6 +146,8 @@ class StatusFile:
             "warnings": list(warnings),
             "capture": self.capture,
             "match": self.match,
+            "connection": self.connection,
+            "connections": self.connections,
         }
         temporary = self.path.with_name(f".{self.path.name}.tmp")
         try:
@@ -153,8 +173,15 @@ class ReplayAgent:
         status: StatusFile | None = None,
         errors: TextIO | None = None,
         speed: float | None = None,
+        connection: int = 1,
     ) -> None:
-        self.entries = capture.entries
+        played = connections(capture.entries)
+        if not 1 <= connection <= len(played):
+            raise ValueError(f"the capture has {len(played)} connections, not a {connection}")
+        #: The entries of the connection played (``connection``, from 1).
+        self.entries = played[connection - 1]
+        #: The line the capture is cut at, when this connection is the one it ends with.
+        self.cut = capture.cut if connection == len(played) else None
         #: None: the agent's lines go out as fast as they can. A number: at the recorded pace,
         #: that many times as fast (see :meth:`_pace`).
         self.speed = speed
@@ -574,15 +601,21 @@ class ReplayAgent:
         Requests that come now are answered with an error. When requests of the client
         are still owed an answer the capture does not have, this wait has a limit too.
         """
+        if self._owed and self.cut is not None:
+            # What the cut line held (an answer, most likely) is lost: no wait brings it.
+            raise _Failed(
+                "error",
+                f"the capture is cut at line {self.cut} (its last line is not whole JSON): "
+                f"it has no answer to {self._owed_methods()}",
+                self.cut,
+            )
         deadline = time.monotonic() + self.timeout if self._owed else None
         while True:
             incoming = self._next(deadline)
             if incoming is None:
-                owed = ", ".join(
-                    f"{method} (capture line {line})" if line else method
-                    for _, method, line in self._owed.values()
+                raise _Failed(
+                    "timeout", f"the capture ends without an answer to {self._owed_methods()}", None
                 )
-                raise _Failed("timeout", f"the capture ends without an answer to {owed}", None)
             if incoming is END_OF_INPUT:
                 return
             if not isinstance(incoming, dict):
@@ -605,9 +638,15 @@ class ReplayAgent:
             else:
                 self._take_answer(incoming, None)
 
+    def _owed_methods(self) -> str:
+        return ", ".join(
+            f"{method} (capture line {line})" if line else method
+            for _, method, line in self._owed.values()
+        )
+
     def _fail(self, failure: _Failed) -> int:
         """Tell the client (its open requests are answered with the report), stderr, status."""
-        code = EXIT_MISMATCH if failure.status == "mismatch" else EXIT_TIMEOUT
+        code = {"mismatch": EXIT_MISMATCH, "timeout": EXIT_TIMEOUT}.get(failure.status, EXIT_USAGE)
         for live_id, _, _ in self._owed.values():
             self._send(
                 {
@@ -703,6 +742,16 @@ def _speed(text: str) -> float:
     return speed
 
 
+def _connection(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("the connections are numbered from 1")
+    return number
+
+
 def _seconds(text: str) -> float:
     try:
         seconds = float(text)
@@ -750,21 +799,42 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="send the agent's lines at the recorded pace, FACTOR times as fast "
         "(1: as recorded; by default, as fast as they can go)",
     )
+    parser.add_argument(
+        "--connection",
+        type=_connection,
+        default=1,
+        metavar="N",
+        help="the connection of the capture to play, from 1 (a capture holds one per agent "
+        "process: each but the first starts with the client's initialize)",
+    )
     parser.add_argument("--status", metavar="FILE", help="write the outcome to FILE (JSON)")
     arguments = parser.parse_args(argv)
     match: MatchMode = "methods" if arguments.match == "methods" else "exact"
     status = (
-        StatusFile(arguments.status, capture=arguments.capture, match=match)
+        StatusFile(
+            arguments.status,
+            capture=arguments.capture,
+            match=match,
+            connection=arguments.connection,
+        )
         if arguments.status
         else None
     )
     try:
         capture = read_capture(arguments.capture)
+        count = len(connections(capture.entries))
+        if arguments.connection > count:
+            raise CaptureError(
+                f"the capture has {count} connection{'s' if count > 1 else ''}, "
+                f"not a connection {arguments.connection}"
+            )
     except CaptureError as exc:
         sys.stderr.write(f"{PROGRAM}: {exc}\n")
         if status is not None:
             status.write("error", exit_code=EXIT_USAGE, report=str(exc))
         return EXIT_USAGE
+    if status is not None:
+        status.connections = count
     agent = ReplayAgent(
         capture,
         live_in=Input(sys.stdin.fileno()),
@@ -773,5 +843,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         timeout=arguments.timeout,
         status=status,
         speed=arguments.speed,
+        connection=arguments.connection,
     )
     return agent.run()
