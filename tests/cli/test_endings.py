@@ -295,7 +295,35 @@ def test_a_message_over_the_line_limit_fails_the_run(cli: Invoke, output: str) -
     line = one_error_line(result)
     assert "line too long: more than 52428800 bytes" in line
     assert "dropped, so the timeline misses what it said" in line
+    said = "the agent sent a line longer than 52428800 bytes: it was dropped"
     if output == "jsonl":
-        summary = json.loads(result.stdout.splitlines()[-1])
+        lines = [json.loads(line) for line in result.stdout.splitlines()]
+        summary = lines[-1]
         assert (summary["stop_reason"], summary["exit_code"]) == ("end_turn", 1)
         assert "line too long" in summary["error"]
+        (error,) = [line for line in lines if line.get("kind") == "error"]
+        assert error["text"].startswith(said) or said in json.dumps(error)
+    else:
+        assert "error  failed" in result.stdout
+        assert said in result.stdout
+
+
+def test_a_dropped_message_is_an_error_item_of_the_timeline_and_its_recording(
+    tmp_path: Path,
+) -> None:
+    async def main() -> None:
+        command = [sys.executable, str(AGENT), "huge", str(2048)]
+        capture = tmp_path / "huge.jsonl"
+        async with connect(
+            command=command, cwd=tmp_path, max_line_bytes=1024, record=capture
+        ) as session:
+            await session.prompt("go")
+            errors = [i for i in session.timeline.items if i.kind == "error"]
+        assert [(e.data, e.status, e.turn) for e in errors] == [
+            ({"reason": "line_too_long", "limit": 1024}, "failed", 1)
+        ]
+        assert "longer than 1024 bytes: it was dropped" in errors[0].message
+        (line,) = [json.loads(t) for t in capture.read_text().splitlines() if '"dropped"' in t]
+        assert (line["dir"], line["reason"], line["limit"]) == ("dropped", "line_too_long", 1024)
+
+    anyio.run(main)

@@ -190,31 +190,32 @@ def test_the_command_line_ends_at_once_on_dev_zero(mode: list[str]) -> None:
 # --- the live connection's limits ---------------------------------------------------------
 
 
-def test_a_line_longer_than_the_live_limit_is_left_out_with_a_warning(tmp_path: Path) -> None:
-    from acp_adapters.transport import DEFAULT_MAX_LINE_BYTES
+def test_a_line_longer_than_a_capture_line_may_be_is_left_out_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    # The live connection's limit, and room for what a capture line adds to its message.
+    from acp_adapters.capture.format import CAPTURE_MAX_LINE_BYTES as LIMIT
 
-    lines = one_turn(said("before"), said("x" * DEFAULT_MAX_LINE_BYTES), said(" after"))
+    lines = one_turn(said("before"), said("x" * LIMIT), said(" after"))
     path = tmp_path / "long.jsonl"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     capture = read_capture(path)
-    assert capture.warnings == [f"line 7: longer than {DEFAULT_MAX_LINE_BYTES} bytes, left out"]
+    assert capture.warnings == [f"line 7: longer than {LIMIT} bytes, left out"]
     timeline = project_capture(path)
-    assert timeline.problems == [f"line 7: longer than {DEFAULT_MAX_LINE_BYTES} bytes"]
+    assert timeline.problems == [f"line 7: longer than {LIMIT} bytes"]
     assert timeline.items[-1].text == "before after"
 
 
-def test_a_line_of_more_values_than_the_live_limit_is_left_out(tmp_path: Path) -> None:
-    from acp_adapters.transport import DEFAULT_MAX_ELEMENTS
+def test_a_line_of_more_values_than_a_capture_line_may_hold_is_left_out(tmp_path: Path) -> None:
+    from acp_adapters.capture.format import CAPTURE_MAX_ELEMENTS as LIMIT
 
     crowded = said("many")
-    crowded["content"]["annotations"] = {"audience": [{}] * DEFAULT_MAX_ELEMENTS}
+    crowded["content"]["annotations"] = {"audience": [{}] * LIMIT}
     path = tmp_path / "crowded.jsonl"
     path.write_text("\n".join(one_turn(said("few"), crowded)) + "\n", encoding="utf-8")
-    assert read_capture(path).warnings == [
-        f"line 7: more than {DEFAULT_MAX_ELEMENTS} values, left out"
-    ]
+    assert read_capture(path).warnings == [f"line 7: more than {LIMIT} values, left out"]
     timeline = project_capture(path)
-    assert timeline.problems == [f"line 7: more than {DEFAULT_MAX_ELEMENTS} values"]
+    assert timeline.problems == [f"line 7: more than {LIMIT} values"]
     assert timeline.items[-1].text == "few"
 
 

@@ -62,6 +62,24 @@ FILE_CHANGE = "change"
 #: own for that session after this line (updates, requests) is not the session's: it is
 #: not projected, live or from the capture, until the session is opened again.
 SESSION_CLOSED = "closed"
+#: The recording client's connection dropped a message of the agent here, unread: a line
+#: longer than its limit (``line_too_long``, ``limit`` in bytes) or holding more values
+#: (``too_many_elements``, ``limit`` values): ``{"dir": "dropped", "t": s, "reason":
+#: "line_too_long", "limit": 52428800}``. The timeline shows it as an error item.
+MESSAGE_DROPPED = "dropped"
+#: The reasons of a ``dropped`` line.
+DROPPED_REASONS = ("line_too_long", "too_many_elements")
+#: In place of an event the recorder could not write within a capture line's limits (see
+#: :data:`CAPTURE_MAX_LINE_BYTES`): ``{"dir": "unrecorded", "t": s, "of": "agent->client",
+#: "bytes": n}``. Its readers list it as a line left out.
+UNRECORDED = "unrecorded"
+
+#: The longest capture line its readers take: the live connection's longest line and a MiB,
+#: room for what a line adds to the message it records (its ``dir`` and ``t``, the folders'
+#: marks in place of shorter paths). The recorder writes no longer line (:data:`UNRECORDED`).
+CAPTURE_MAX_LINE_BYTES = DEFAULT_MAX_LINE_BYTES + (1 << 20)
+#: The most values a capture line may hold: the connection's, and the few a line adds.
+CAPTURE_MAX_ELEMENTS = DEFAULT_MAX_ELEMENTS + 64
 
 #: The session's folder, in a capture.
 WORKSPACE_MARK = "<workspace>"
@@ -195,6 +213,24 @@ def checkpoint_line(entry: dict[str, Any]) -> CheckpointLine | None:
     return CheckpointLine(ident, str(reason), turn, call, files, tuple(notes), session_id)
 
 
+@dataclass(frozen=True)
+class DroppedLine:
+    """What a ``dropped`` line says: why the message was dropped, and the limit it broke."""
+
+    reason: str
+    limit: int
+
+
+def dropped_line(entry: dict[str, Any]) -> DroppedLine | None:
+    """What a ``dropped`` line says; None when it is not one."""
+    reason, limit = entry.get("reason"), entry.get("limit")
+    if reason not in DROPPED_REASONS or not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    if limit <= 0:
+        return None
+    return DroppedLine(str(reason), limit)
+
+
 def closed_session(entry: dict[str, Any]) -> str | None:
     """The session a ``closed`` line closes; None when it is not one."""
     session_id = entry.get("sessionId")
@@ -251,15 +287,16 @@ class Unreadable:
 def capture_values(
     source: CaptureSource,
     *,
-    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    max_elements: int = DEFAULT_MAX_ELEMENTS,
+    max_line_bytes: int = CAPTURE_MAX_LINE_BYTES,
+    max_elements: int = CAPTURE_MAX_ELEMENTS,
 ) -> Iterator[tuple[int, Any]]:
     """The JSON value of each line of a capture, numbered from 1; blank lines are skipped.
 
-    A line that cannot be read is an :class:`Unreadable` in its place, with the
-    same limits as the live connection, so that a capture reads as the session
-    went: longer than ``max_line_bytes``, more than ``max_elements`` values (see
-    :func:`acp_adapters._json.count_elements`), or not JSON (``NaN`` among them).
+    A line that cannot be read is an :class:`Unreadable` in its place: longer than
+    ``max_line_bytes``, more than ``max_elements`` values (see
+    :func:`acp_adapters._json.count_elements`), or not JSON (``NaN`` among them). The
+    limits are the live connection's with room for what a line adds to its message
+    (:data:`CAPTURE_MAX_LINE_BYTES`): every line the recorder writes is read.
 
     A file is read as it goes (memory follows its longest line, not its size), and
     cut at ``\\n`` only: a JSON string may hold U+2028 or U+0085 as they are, which

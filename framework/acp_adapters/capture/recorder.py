@@ -23,12 +23,16 @@ from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
+    CAPTURE_MAX_ELEMENTS,
+    CAPTURE_MAX_LINE_BYTES,
     CHECKPOINT,
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
     HOME_MARK,
+    MESSAGE_DROPPED,
     SESSION_CLOSED,
+    UNRECORDED,
     WORKSPACE_MARK,
     folder_pattern,
 )
@@ -41,9 +45,10 @@ _DIRECTIONS = {
     "checkpoint": CHECKPOINT,
     "change": FILE_CHANGE,
     "closed": SESSION_CLOSED,
+    "dropped": MESSAGE_DROPPED,
 }
 #: The events whose fields are the entry's own (beside ``dir`` and ``t``).
-_FLAT = ("disk", "checkpoint", "change", "closed")
+_FLAT = ("disk", "checkpoint", "change", "closed", "dropped")
 
 
 def capture_entry(
@@ -123,7 +128,17 @@ class CaptureRecorder:
             return
         at = round(time.monotonic() - self._start, 6)
         entry = capture_entry(direction, message, at, self.portable)
-        self._file.write(_json.dumps(entry) + "\n")
+        line = _json.dumps(entry)
+        if len(line) > CAPTURE_MAX_ELEMENTS:  # shorter, it is within both limits
+            data = line.encode("utf-8")  # dumps writes valid UTF-8 only
+            if (
+                len(data) > CAPTURE_MAX_LINE_BYTES
+                or _json.too_many_elements(data, CAPTURE_MAX_ELEMENTS) is not None
+            ):
+                # A line its readers would refuse is not written: its place says what it was.
+                unrecorded = {"dir": UNRECORDED, "t": at, "of": entry["dir"], "bytes": len(data)}
+                line = _json.dumps(unrecorded)
+        self._file.write(line + "\n")
         self._file.flush()
 
     def portable(self, value: Any) -> Any:

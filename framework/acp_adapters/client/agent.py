@@ -31,6 +31,7 @@ from ..capture.format import (
     change_line,
     checkpoint_line,
     disk_read,
+    dropped_line,
     request_key,
 )
 from ..errors import (
@@ -144,7 +145,7 @@ class Agent:
             process.stdin,
             on_request=self._on_request,
             on_notification=self._on_notification,
-            on_problem=self.problems.append,
+            on_problem=self._problem,
             on_message=self.saw,
             on_drained=self._drained,
             max_line_bytes=max_line_bytes,
@@ -258,6 +259,18 @@ class Agent:
 
     # --- the traffic ---------------------------------------------------------------------------
 
+    def _problem(self, problem: Problem) -> None:
+        """What the connection skipped: listed; a message of the agent it dropped over its
+        limits is also an event of the traffic (``("dropped", ...)``), that the timeline
+        shows and a recording keeps."""
+        self.problems.append(problem)
+        limit = {
+            "line_too_long": self.connection.max_line_bytes,
+            "too_many_elements": self.connection.max_elements,
+        }.get(problem.kind)
+        if limit is not None:
+            self.saw("dropped", {"reason": problem.kind, "limit": limit})
+
     def saw(self, direction: str, payload: Any) -> None:
         """One event of the connection's traffic: ``("out" | "in", message)`` as the
         connection writes or takes in a message, ``("raw", text)``, ``("disk", read)``,
@@ -290,6 +303,10 @@ class Agent:
         elif direction == "closed":
             for reader in readers:
                 reader.session_closed(str(payload.get("sessionId")))
+        elif direction == "dropped":
+            dropped = dropped_line(payload)
+            for reader in readers if dropped is not None else ():
+                reader.dropped(dropped, at)  # type: ignore[arg-type]
         elif direction == "exit":
             code, stderr = payload.get("code"), str(payload.get("stderr", ""))
             for reader in readers:

@@ -193,6 +193,25 @@ class Projector:
         )
         self._apply(self.reducer.agent_exited())
 
+    def message_dropped(self, reason: str, limit: int, at: float) -> None:
+        """The connection dropped a message of the agent over its limits, unread: an error
+        item says so, naming the limit (what the agent said there is missing)."""
+        self._now = at
+        what = (
+            f"a line longer than {limit} bytes"
+            if reason == "line_too_long"
+            else f"a message of more than {limit} values"
+        )
+        self._put(
+            f"error:{next(self._errors)}",
+            ErrorItem(
+                message=f"the agent sent {what}: it was dropped, unread, and what it said "
+                "is missing here",
+                data={"reason": reason, "limit": limit},
+                status="failed",
+            ),
+        )
+
     def notification(self, params: Any, at: float) -> None:
         """A ``session/update`` notification arrived."""
         self._now = at

@@ -49,16 +49,20 @@ from ..capture.format import (
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
+    MESSAGE_DROPPED,
     SESSION_CLOSED,
+    UNRECORDED,
     ChangeLine,
     CheckpointLine,
     DiskLine,
+    DroppedLine,
     Unreadable,
     capture_values,
     change_line,
     checkpoint_line,
     closed_session,
     disk_read,
+    dropped_line,
     request_key,
 )
 from ..plugin.hooks import Hooks
@@ -120,6 +124,16 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         if isinstance(entry, dict) and entry.get("dir") == SESSION_CLOSED:
             if closed_session(entry) is None:
                 problems.append(f"line {number}: not a closed entry")
+            else:
+                yield entry
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == UNRECORDED:
+            size = entry.get("bytes")
+            problems.append(f"line {number}: an event too large to record ({size} bytes)")
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == MESSAGE_DROPPED:
+            if dropped_line(entry) is None:
+                problems.append(f"line {number}: not a dropped entry")
             else:
                 yield entry
             continue
@@ -205,12 +219,23 @@ class Traffic:
             closed = closed_session(entry)
             if closed is not None:
                 self.session_closed(closed)
+        elif direction == MESSAGE_DROPPED:
+            dropped = dropped_line(entry)
+            if dropped is not None:
+                self.dropped(dropped, at)
         elif "msg" in entry:
             self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
 
     def exited(self, code: int | None, stderr: str, at: float) -> None:
         """The agent exited on its own."""
         self.projector.agent_exited(code, stderr, at)
+
+    def dropped(self, line: DroppedLine, at: float) -> None:
+        """The connection dropped a message of the agent, unread (a ``dropped`` line): whose
+        it was cannot be known, so every open session shows it (a closed one does not)."""
+        if self.closed or self.projector.state.session_id is None:
+            return
+        self.projector.message_dropped(line.reason, line.limit, at)
 
     def session_closed(self, session_id: str) -> None:
         """The client closed session ``session_id`` (a ``closed`` line)."""
