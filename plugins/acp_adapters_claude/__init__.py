@@ -8,19 +8,17 @@ built-in projection answers.
 
 from __future__ import annotations
 
-from acp_adapters import (
-    FileChangeItem,
-    FileContents,
-    Provider,
-    ProviderRegistrar,
-    SessionView,
-    ToolCall,
-    file_change_from_contents,
-    hookimpl,
-    tool_status,
-)
+from typing import TYPE_CHECKING
+
+from acp_adapters import hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, tool_response, true_contents
+
+if TYPE_CHECKING:
+    from acp_adapters import FileChangeItem, Provider, ProviderRegistrar, SessionView, ToolCall
+
+# The projection's helpers are imported by the hooks that use them: loading the plugin
+# (``acp-adapters providers`` loads every plugin) does not load the models.
 
 
 @hookimpl
@@ -38,6 +36,8 @@ def project_file_change(
     truth = true_contents(response) if response is not None else None
     if truth is None:
         return None
+    from acp_adapters import FileContents, file_change_from_contents, tool_status
+
     path, old, new = truth
     return file_change_from_contents(
         tool_call,

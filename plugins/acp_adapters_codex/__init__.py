@@ -11,24 +11,24 @@ Registers the ``codex`` provider and overrides:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_adapters import (
-    DiffPatch,
-    FileChangeItem,
-    Provider,
-    ProviderRegistrar,
-    SessionView,
-    TimelineItem,
-    ToolCall,
-    command_item,
-    count_changes,
-    file_patches,
-    hookimpl,
-    tool_status,
-)
+from acp_adapters import hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, codex_changes, command_line, moves
+
+if TYPE_CHECKING:
+    from acp_adapters import (
+        FileChangeItem,
+        Provider,
+        ProviderRegistrar,
+        SessionView,
+        TimelineItem,
+        ToolCall,
+    )
+
+# The projection's helpers are imported by the hooks that use them: loading the plugin
+# (``acp-adapters providers`` loads every plugin) does not load the models.
 
 
 @hookimpl
@@ -45,6 +45,8 @@ def project_tool_call(
     command = command_line(tool_call.raw_input)
     if command is None:
         return None
+    from acp_adapters import command_item, tool_status
+
     item = command_item(
         tool_call,
         session,
@@ -64,6 +66,8 @@ def project_file_change(
     renamed = moves(tool_call.raw_input)
     if not renamed:
         return None
+    from acp_adapters import DiffPatch, FileChangeItem, count_changes, file_patches, tool_status
+
     changes = codex_changes(tool_call.raw_input)
     sources = set(renamed.values())
     reported = {

@@ -20,22 +20,25 @@ built-in puts it back before this hook sees the content).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from acp_adapters import (
-    DiffChange,
-    DiffV1,
-    DiffV2,
-    Provider,
-    ProviderRegistrar,
-    SessionView,
-    ToolCall,
-    ToolContent,
-    file_contents_from_fs,
-    hookimpl,
-)
+from acp_adapters import hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, XAI_META_PREFIX
+
+if TYPE_CHECKING:
+    from acp_adapters import (
+        DiffV1,
+        DiffV2,
+        Provider,
+        ProviderRegistrar,
+        SessionView,
+        ToolCall,
+        ToolContent,
+    )
+
+# The projection's helpers are imported by the hooks that use them: loading the plugin
+# (``acp-adapters providers`` loads every plugin) does not load the models.
 
 
 @hookimpl
@@ -68,6 +71,8 @@ def normalize_diff_content(
     content: tuple[ToolContent, ...],
     session: SessionView,
 ) -> tuple[ToolContent, ...] | None:
+    from acp_adapters import DiffV1, file_contents_from_fs
+
     if provider.id != PROVIDER_ID or file_contents_from_fs(tool_call, session):
         return None  # the built-in true patch, from what the agent wrote through the client
     last: dict[str, DiffV1] = {}
@@ -91,6 +96,8 @@ def normalize_diff_content(
 
 def _fixed(report: DiffV1, session: SessionView, on_disk: dict[str, str | None]) -> DiffV1 | DiffV2:
     """One file's report as it should have been."""
+    from acp_adapters import DiffChange, DiffV2
+
     known = session.file_before(report.path, 1 << 62)
     if report.old_text == "" and known is not None and known.content:
         # A stale first report: the file has content, the agent says it was empty. The file

@@ -11,7 +11,11 @@ overrides no projection.
 The registry read is the file or URL ``ACP_ADAPTERS_REGISTRY`` names (a URL: its cached
 copy), else the cached copy of the official registry, else the snapshot bundled with
 acp-adapters: loading the plugin never touches the network (``acp-adapters registry update``
-refreshes the cache).
+refreshes the cache). ``register_providers`` reads it through
+:func:`acp_adapters.registry.resolved_registry`: a document is validated in full the first
+time, and what its agents resolve to here is remembered for the same bytes (and platform,
+code and installs), so that collecting the providers, as every command does, loads neither
+jsonschema nor pydantic.
 
 An agent started by its own command is known by its ``initialize`` name
 (:func:`acp_adapters.registry.match_agent`: case, npm scope, suffixes, aliases) through
@@ -155,41 +159,51 @@ def provider_for(
     environment); a binary not installed yet, or an agent with nothing for this platform,
     has no launch, and its description says why.
     """
-    provider_id = f"{PREFIX}{agent.id}"
     try:
         resolved = launch_for(agent, platform=platform, base_env={}, install_dir=install_dir)
     except acp_registry.RegistryError as exc:
+        return _provider(acp_registry.ResolvedAgent.of(agent, None, str(exc)))
+    return _provider(acp_registry.ResolvedAgent.of(agent, resolved))
+
+
+def _provider(agent: acp_registry.ResolvedAgent) -> Provider:
+    """The provider of a registry agent as it launches here."""
+    provider_id = f"{PREFIX}{agent.id}"
+    if agent.error is not None:
         return Provider(
             id=provider_id,
             name=agent.name,
-            description=f"{agent.description} (cannot be launched here: {exc})",
+            description=f"{agent.description} (cannot be launched here: {agent.error})",
         )
-    description = agent.description
-    launch = None
-    if resolved.command is None:
-        description += (
-            f" (binary for {resolved.platform}, not installed: "
+    if agent.argv is None:
+        description = (
+            f"{agent.description} (binary for {agent.platform}, not installed: "
             f"acp-adapters registry install {agent.id})"
         )
-    else:
-        argv = resolved.argv
-        # Only the entry's variables, over a minimal base: a registry agent is a stranger,
-        # and gets none of this process's secrets unless the application passes them.
-        launch = LaunchSpec(command=argv[0], args=argv[1:], env=resolved.env, inherit_env=False)
-    return Provider(id=provider_id, name=agent.name, description=description, launch=launch)
+        return Provider(id=provider_id, name=agent.name, description=description)
+    # Only the entry's variables, over a minimal base: a registry agent is a stranger,
+    # and gets none of this process's secrets unless the application passes them.
+    launch = LaunchSpec(
+        command=agent.argv[0], args=agent.argv[1:], env=agent.env, inherit_env=False
+    )
+    return Provider(id=provider_id, name=agent.name, description=agent.description, launch=launch)
 
 
 @hookimpl
 def register_providers(register: ProviderRegistrar) -> None:
+    # What the registry resolved to, remembered per document (validated in full once):
+    # collecting the providers, as every command does, loads neither jsonschema nor pydantic.
     try:
-        registry = plugin_registry()
+        registry = acp_registry.resolved_registry(
+            os.environ.get(REGISTRY_ENV) or None, cache_dir=acp_registry.registry_cache_dir()
+        )
     except acp_registry.RegistryError as exc:
         print(f"[acp_adapters_registry] {exc}", file=sys.stderr)
         return
     for line in (*registry.warnings, *(f"skipped {line}" for line in registry.skipped)):
         print(f"[acp_adapters_registry] {line}", file=sys.stderr)
     for agent in registry.agents:
-        register(provider_for(agent))
+        register(_provider(agent))
 
 
 @hookimpl(trylast=True)

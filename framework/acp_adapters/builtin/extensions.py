@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..plugin.extensions import ExtensionAnswer
 from ..plugin.hookspecs import hookimpl
-from ..plugin.providers import Provider
-from ..runtime import SessionView
+
+if TYPE_CHECKING:
+    from ..plugin.providers import Provider
+    from ..runtime import SessionView
 
 
 @hookimpl(trylast=True)

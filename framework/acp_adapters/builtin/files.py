@@ -15,32 +15,23 @@ agent's diff as sent (``agent``).
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import pluggy
 
-from ..diff import DiffPatch
-from ..diff.limits import DiffLimits
 from ..plugin.hooks import Hooks
 from ..plugin.hookspecs import hookimpl
-from ..plugin.providers import Provider
-from ..projection import (
-    DiskContents,
-    FileContents,
-    checkpointed_files,
-    count_changes,
-    diff_patch_of,
-    edited_paths,
-    file_change_from_checkpoint,
-    file_change_from_contents,
-    file_contents_from_disk,
-    file_contents_from_fs,
-    file_contents_from_known,
-    file_contents_from_permission,
-    tool_status,
-    with_proposed_diffs,
-)
-from ..runtime import CheckpointedFile, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
-from ..timeline.items import FileChangeItem, PatchSource
+
+if TYPE_CHECKING:
+    from ..diff import DiffPatch
+    from ..diff.limits import DiffLimits
+    from ..plugin.providers import Provider
+    from ..projection import FileContents
+    from ..runtime import CheckpointedFile, SessionView, ToolCall, ToolContent
+    from ..timeline.items import FileChangeItem, PatchSource
+
+# The projection and the models are imported by the hooks that project: the plugin manager
+# is built (``acp-adapters providers``) without them.
 
 
 class FileChanges:
@@ -53,6 +44,22 @@ class FileChanges:
     def project_file_change(
         self, provider: Provider, tool_call: ToolCall, session: SessionView
     ) -> FileChangeItem:
+        from ..projection import (
+            DiskContents,
+            checkpointed_files,
+            count_changes,
+            file_change_from_checkpoint,
+            file_change_from_contents,
+            file_contents_from_disk,
+            file_contents_from_fs,
+            file_contents_from_known,
+            file_contents_from_permission,
+            tool_status,
+            with_proposed_diffs,
+        )
+        from ..runtime import DiffV1, DiffV2
+        from ..timeline.items import FileChangeItem
+
         status = tool_status(tool_call, session)
         limits = session.diff_limits
         tool_call = with_proposed_diffs(tool_call)
@@ -123,11 +130,15 @@ class FileChanges:
     def project_diff_patch(
         self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
     ) -> DiffPatch:
+        from ..projection import diff_patch_of
+
         return diff_patch_of(content, max_edits=limits.max_edits)
 
 
 def _disagreement(tool_call: ToolCall, checked: list[CheckpointedFile]) -> str | None:
     """What to say when the agent reported an edit the workspace does not show."""
+    from ..runtime import DiffV1
+
     reported = any(
         isinstance(item, DiffV1) and item.old_text != item.new_text for item in tool_call.content
     )
@@ -138,6 +149,9 @@ def _disagreement(tool_call: ToolCall, checked: list[CheckpointedFile]) -> str |
 
 def _operations(tool_call: ToolCall) -> tuple[dict[str, str], dict[str, str]]:
     """What happened to each path: from v2 changes and v1 diffs, else from the tool kind."""
+    from ..projection import edited_paths
+    from ..runtime import DiffV1, DiffV2
+
     operations: dict[str, str] = {}
     moved_from: dict[str, str] = {}
     for item in tool_call.content:

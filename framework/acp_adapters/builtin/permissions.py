@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import os
 import posixpath
+from typing import TYPE_CHECKING
 
 from ..plugin.hookspecs import hookimpl
-from ..plugin.permissions import (
-    EDIT_KINDS,
-    READ_KINDS,
-    RUN_KINDS,
-    ActionDecision,
-    ClientAction,
-    PermissionDecision,
-    PermissionQuery,
-    Policy,
-)
-from ..plugin.providers import Provider
-from ..plugin.rules import first_match
-from ..runtime.paths import tool_call_paths
+
+if TYPE_CHECKING:
+    from ..plugin.permissions import (
+        ActionDecision,
+        ClientAction,
+        PermissionDecision,
+        PermissionQuery,
+        Policy,
+    )
+    from ..plugin.providers import Provider
+
+# The policies' models and the rules are imported by the functions that decide: the plugin
+# manager is built (``acp-adapters providers``) without them.
 
 
 @hookimpl(trylast=True)
@@ -64,6 +65,10 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
     the request is cancelled. The policy's rules come first: the first that matches
     decides (allow, reject, or ask the application).
     """
+    from ..plugin.permissions import EDIT_KINDS, READ_KINDS, RUN_KINDS, PermissionDecision
+    from ..plugin.rules import first_match
+    from ..runtime.paths import tool_call_paths
+
     matched = first_match(policy.rules, request, policy.workspace)
     if matched is not None:
         number, rule = matched
@@ -89,6 +94,8 @@ def decide_by_policy(request: PermissionQuery, policy: Policy) -> PermissionDeci
 
 def _select(request: PermissionQuery, allowed: bool, reason: str) -> PermissionDecision:
     """An allow option the agent offered (allow-once first), or a reject option."""
+    from ..plugin.permissions import PermissionDecision
+
     if allowed:
         choice = _option(request, "allow_once", "allow_always")
     else:
@@ -107,6 +114,9 @@ def decide_action_by_policy(action: ClientAction, policy: Policy) -> ActionDecis
     A write outside the session's folders is refused first; then the policy's rules are
     read (the first that matches decides), then the policy judges.
     """
+    from ..plugin.permissions import ActionDecision
+    from ..plugin.rules import first_match
+
     what = "commands" if action.kind == "command" else "writes"
     if action.kind == "write" and not action.inside:
         return ActionDecision(outcome="refuse", reason="the write is outside the session's folders")

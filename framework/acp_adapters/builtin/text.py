@@ -2,23 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..plugin.hookspecs import hookimpl
-from ..timeline.items import (
-    ApprovalRequestItem,
-    AssistantMessageItem,
-    CommandExecutionItem,
-    ErrorItem,
-    FetchItem,
-    FileChangeItem,
-    FileReadItem,
-    NoticeItem,
-    PlanItem,
-    ReasoningItem,
-    SearchItem,
-    TimelineItem,
-    ToolItem,
-    UserMessageItem,
-)
+
+if TYPE_CHECKING:
+    from ..timeline.items import TimelineItem
 
 
 @hookimpl(trylast=True)
@@ -28,6 +17,24 @@ def render_item_text(item: TimelineItem) -> str:
 
 def render_text(item: TimelineItem) -> str:
     """A readable rendering of one item, for another agent."""
+    # Imported here: the plugin manager is built (``acp-adapters providers``) without the
+    # timeline's models.
+    from ..timeline.items import (
+        ApprovalRequestItem,
+        AssistantMessageItem,
+        CommandExecutionItem,
+        ErrorItem,
+        FetchItem,
+        FileChangeItem,
+        FileReadItem,
+        NoticeItem,
+        PlanItem,
+        ReasoningItem,
+        SearchItem,
+        ToolItem,
+        UserMessageItem,
+    )
+
     if isinstance(item, UserMessageItem):
         return f"User: {item.text}"
     if isinstance(item, AssistantMessageItem):

@@ -7,22 +7,26 @@ one an agent no plugin claims gets.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 from ..plugin.hooks import Hooks
 from ..plugin.hookspecs import hookimpl
-from ..plugin.permissions import EDIT_KINDS
 from ..plugin.providers import GENERIC_PROVIDER_ID, Provider, ProviderRegistrar
-from ..projection import command_item, content_text, tool_status
-from ..runtime import SessionView, ToolCall
-from ..runtime.paths import tool_call_paths
-from ..timeline.items import FetchItem, FileReadItem, SearchItem, TimelineItem, ToolItem
+
+if TYPE_CHECKING:
+    from ..runtime import SessionView, ToolCall
+    from ..timeline.items import TimelineItem
+
+# The projection and the models are imported by the hooks that project: the plugin manager
+# is built (``acp-adapters providers``) without them.
 
 
 def is_file_change(tool_call: ToolCall, session: SessionView) -> bool:
     """An edit kind, any diff in its content, or a file written through the client for it."""
+    from ..plugin.permissions import EDIT_KINDS
+
     return (
         tool_call.kind in EDIT_KINDS
         or bool(tool_call.diffs_reported)
@@ -50,6 +54,10 @@ class ToolItems:
     def project_tool_call(
         self, provider: Provider, tool_call: ToolCall, session: SessionView
     ) -> TimelineItem:
+        from ..projection import command_item, content_text, tool_status
+        from ..runtime.paths import tool_call_paths
+        from ..timeline.items import FetchItem, FileReadItem, SearchItem, ToolItem
+
         if is_file_change(tool_call, session):
             return self.hooks.project_file_change(provider, tool_call, session)
         raw = tool_call.raw_input if isinstance(tool_call.raw_input, dict) else {}

@@ -14,23 +14,39 @@ from typing import TYPE_CHECKING, Any
 
 import pluggy
 
-from ..diff.content import DiffPatch
 from ..errors import PluginError
-from ..runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
-from ..timeline.items import TOOL_ITEM_TYPES, FileChangeItem
-from .extensions import ExtensionAnswer
-from .permissions import ActionDecision, PermissionDecision
 
 if TYPE_CHECKING:
+    from ..diff.content import DiffPatch
     from ..diff.limits import DiffLimits
     from ..protocol import Notification
     from ..runtime import SessionView, ToolCall, ToolContent
-    from ..timeline.items import TimelineItem
-    from .permissions import ClientAction, PermissionQuery, Policy
+    from ..timeline.items import FileChangeItem, TimelineItem
+    from .extensions import ExtensionAnswer
+    from .permissions import (
+        ActionDecision,
+        ClientAction,
+        PermissionDecision,
+        PermissionQuery,
+        Policy,
+    )
     from .providers import Provider
 
-#: What tool-call content is made of: what ``normalize_diff_content`` may answer.
-CONTENT_TYPES = (ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent)
+# The types each hook's answer is checked against are imported by the method that checks:
+# a plugin manager is built (``acp-adapters providers``) without loading the models.
+
+
+def _content_types() -> tuple[type, ...]:
+    """What tool-call content is made of: what ``normalize_diff_content`` may answer."""
+    from ..runtime import ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent
+
+    return (ContentItem, DiffV1, DiffV2, TerminalRef, UnknownContent)
+
+
+def __getattr__(name: str) -> Any:
+    if name == "CONTENT_TYPES":  # the constant this module had
+        return _content_types()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Hooks:
@@ -43,6 +59,8 @@ class Hooks:
         self, provider: Provider, tool_call: ToolCall, session: SessionView
     ) -> TimelineItem:
         """A tool call's item: one of the tool item kinds (a file_change, a command, ...)."""
+        from ..timeline.items import TOOL_ITEM_TYPES
+
         result: TimelineItem = self._first(
             "project_tool_call",
             TOOL_ITEM_TYPES,
@@ -56,6 +74,8 @@ class Hooks:
     def project_file_change(
         self, provider: Provider, tool_call: ToolCall, session: SessionView
     ) -> FileChangeItem:
+        from ..timeline.items import FileChangeItem
+
         result: FileChangeItem = self._first(
             "project_file_change",
             (FileChangeItem,),
@@ -83,8 +103,9 @@ class Hooks:
         result: tuple[ToolContent, ...] = self._first(
             "normalize_diff_content", (tuple,), provider.id, **kwargs
         )
+        types = _content_types()
         for item in result:
-            if not isinstance(item, CONTENT_TYPES):
+            if not isinstance(item, types):
                 plugin = _answering(self.pm.hook.normalize_diff_content, kwargs)
                 raise PluginError(
                     f"plugin {plugin!r} returned {type(item).__name__} in "
@@ -99,6 +120,8 @@ class Hooks:
         self, provider: Provider, content: tuple[ToolContent, ...], limits: DiffLimits
     ) -> DiffPatch:
         """The patch and, where there is none, why; a plugin's plain ``str`` is a patch."""
+        from ..diff.content import DiffPatch
+
         result: DiffPatch | str = self._first(
             "project_diff_patch",
             (DiffPatch, str),
@@ -112,6 +135,8 @@ class Hooks:
     def decide_permission(
         self, provider: Provider, request: PermissionQuery, policy: Policy
     ) -> PermissionDecision:
+        from .permissions import PermissionDecision
+
         result: PermissionDecision = self._first(
             "decide_permission",
             (PermissionDecision,),
@@ -125,6 +150,8 @@ class Hooks:
     def decide_client_action(
         self, provider: Provider, action: ClientAction, policy: Policy
     ) -> ActionDecision:
+        from .permissions import ActionDecision
+
         result: ActionDecision = self._first(
             "decide_client_action",
             (ActionDecision,),
@@ -139,6 +166,8 @@ class Hooks:
         self, provider: Provider, method: str, params: Any, session: SessionView
     ) -> ExtensionAnswer:
         """The answer to an agent's extension request (the built-in: method not found)."""
+        from .extensions import ExtensionAnswer
+
         result: ExtensionAnswer = self._first(
             "answer_extension_request",
             (ExtensionAnswer,),

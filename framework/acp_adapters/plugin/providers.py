@@ -10,10 +10,10 @@ built-in generic provider, :data:`GENERIC_PROVIDER_ID`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import dataclasses
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import DuplicateProviderError, PluginError, UnknownProviderError
 
@@ -24,7 +24,34 @@ if TYPE_CHECKING:
 GENERIC_PROVIDER_ID = "acp"
 
 
-class LaunchSpec(BaseModel):
+# Plain frozen dataclasses, checked by hand: ``acp-adapters providers`` loads every plugin,
+# and pydantic alone would take longer to import than the whole command may.
+
+
+def _text(owner: str, name: str, value: Any, *, optional: bool = False) -> None:
+    if not isinstance(value, str) and not (optional and value is None):
+        expected = "a string or None" if optional else "a string"
+        raise ValueError(f"{owner}.{name} must be {expected}, not {type(value).__name__}")
+
+
+def _texts(owner: str, name: str, value: Any) -> tuple[str, ...]:
+    """A tuple of strings from a tuple or a list of them (a string alone is not one)."""
+    if not isinstance(value, tuple | list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{owner}.{name} must be a tuple of strings, not {value!r:.80}")
+    return tuple(value)
+
+
+def _strings(owner: str, name: str, value: Any) -> dict[str, str]:
+    """A new dict of strings to strings (never the caller's own, which it may change)."""
+    if not isinstance(value, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise ValueError(f"{owner}.{name} must map strings to strings, not {value!r:.80}")
+    return dict(value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class LaunchSpec:
     """How to start an agent: a command, its arguments and environment.
 
     ``inherit_env``: whether the agent starts with this process's whole environment under
@@ -32,17 +59,26 @@ class LaunchSpec(BaseModel):
     temporary folder, the npm and uv caches and proxies:
     :func:`acp_adapters.registry.launch.base_environment`), so that no secret of this
     process reaches an agent the application did not hand it to (``connect(env=...)``).
-    """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Frozen; ``args`` may be given as a list (it is kept as a tuple); a field of the wrong
+    type is a ``ValueError`` naming it.
+    """
 
     command: str
     args: tuple[str, ...] = ()
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
     inherit_env: bool = True
 
+    def __post_init__(self) -> None:
+        _text("LaunchSpec", "command", self.command)
+        object.__setattr__(self, "args", _texts("LaunchSpec", "args", self.args))
+        object.__setattr__(self, "env", _strings("LaunchSpec", "env", self.env))
+        if not isinstance(self.inherit_env, bool):
+            raise ValueError(f"LaunchSpec.inherit_env must be a bool, not {self.inherit_env!r}")
 
-class Provider(BaseModel):
+
+@dataclass(frozen=True, kw_only=True)
+class Provider:
     """An agent acp-adapters knows.
 
     ``agent_names`` are the ``agentInfo``/``info`` names it claims;
@@ -50,19 +86,41 @@ class Provider(BaseModel):
     environment variables it needs (credentials, sandbox flags);
     ``client_capabilities`` are the capabilities to offer it. ``plugin`` is
     filled in by the registry: the plugin that registered it.
-    """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    Frozen, keyword arguments only; a field of the wrong type is a ``ValueError``
+    naming it (an unknown field, a ``TypeError``).
+    """
 
     id: str
     name: str
     launch: LaunchSpec | None = None
     agent_names: tuple[str, ...] = ()
     protocol_version: Literal[1, 2] = 2
-    client_capabilities: dict[str, Any] = Field(default_factory=dict)
+    client_capabilities: dict[str, Any] = field(default_factory=dict)
     env_needs: tuple[str, ...] = ()
     description: str | None = None
     plugin: str | None = None
+
+    def __post_init__(self) -> None:
+        _text("Provider", "id", self.id)
+        _text("Provider", "name", self.name)
+        if self.launch is not None and not isinstance(self.launch, LaunchSpec):
+            raise ValueError(
+                f"Provider.launch must be a LaunchSpec or None, not {type(self.launch).__name__}"
+            )
+        object.__setattr__(self, "agent_names", _texts("Provider", "agent_names", self.agent_names))
+        version = self.protocol_version
+        if isinstance(version, bool) or version not in (1, 2):
+            raise ValueError(f"Provider.protocol_version must be 1 or 2, not {version!r}")
+        capabilities = self.client_capabilities
+        if not isinstance(capabilities, Mapping) or not all(
+            isinstance(key, str) for key in capabilities
+        ):
+            raise ValueError("Provider.client_capabilities must be a mapping of strings")
+        object.__setattr__(self, "client_capabilities", dict(capabilities))
+        object.__setattr__(self, "env_needs", _texts("Provider", "env_needs", self.env_needs))
+        _text("Provider", "description", self.description, optional=True)
+        _text("Provider", "plugin", self.plugin, optional=True)
 
 
 #: What ``register_providers`` hands each plugin: call it with each provider.
@@ -115,7 +173,7 @@ class ProviderRegistry:
         existing = self._providers.get(provider.id)
         if existing is not None:
             raise DuplicateProviderError(provider.id, existing.plugin or "?", plugin)
-        self._providers[provider.id] = provider.model_copy(update={"plugin": plugin})
+        self._providers[provider.id] = dataclasses.replace(provider, plugin=plugin)
 
     def get(self, provider_id: str) -> Provider:
         try:

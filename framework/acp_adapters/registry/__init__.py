@@ -5,9 +5,10 @@
 * loading: :func:`load_registry` (a file, a URL through the on-disk cache, the official
   :data:`DEFAULT_REGISTRY_URL`), :func:`cached_registry`, :func:`bundled_registry`;
 * launching: :func:`current_platform`, :func:`resolve_launch` (a :class:`ResolvedLaunch`),
-  :func:`base_environment`;
+  :func:`base_environment`; :func:`resolved_registry` (a :class:`ResolvedRegistry` of
+  :class:`ResolvedAgent`: every agent as it launches here, remembered per document);
 * names: :func:`normalized`, :func:`match_agent`, :data:`ALIASES`;
-* downloading and installing (imported when first used): :func:`fetch`,
+* downloading and installing: :func:`fetch`,
   :class:`FetchResult`, :class:`DownloadError` (``download``); :func:`install_binary`,
   :func:`installed_binary`, :class:`InstallError`, :func:`install_cache_dir` (``install``).
 
@@ -20,45 +21,80 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .launch import (
-    DistributionChoice,
-    LaunchKind,
-    ResolvedLaunch,
-    base_environment,
-    binary_path,
-    current_platform,
-    installed_dir,
-    resolve_launch,
-)
-from .models import (
-    PLATFORMS,
-    BinaryTarget,
-    Distribution,
-    PackageDistribution,
-    Registry,
-    RegistryAgent,
-    RegistryError,
-)
-from .names import ALIASES, agent_keys, match_agent, normalized
-from .source import (
-    BUNDLED_REGISTRY,
-    DEFAULT_REGISTRY_URL,
-    MAX_AGENTS,
-    MAX_REGISTRY_BYTES,
-    bundled_registry,
-    cached_registry,
-    is_url,
-    load_registry,
-    parse_registry,
-)
-from .source import default_cache_dir as registry_cache_dir
-
 if TYPE_CHECKING:
     from .download import DownloadError, FetchResult, fetch
+    from .errors import RegistryError
     from .install import InstallError, install_binary, installed_binary
     from .install import default_cache_dir as install_cache_dir
+    from .launch import (
+        DistributionChoice,
+        LaunchKind,
+        ResolvedLaunch,
+        base_environment,
+        binary_path,
+        installed_dir,
+        resolve_launch,
+    )
+    from .models import (
+        PLATFORMS,
+        BinaryTarget,
+        Distribution,
+        PackageDistribution,
+        Registry,
+        RegistryAgent,
+    )
+    from .names import ALIASES, agent_keys, match_agent, normalized
+    from .platforms import current_platform
+    from .resolved import ResolvedAgent, ResolvedRegistry, resolved_registry
+    from .source import (
+        BUNDLED_REGISTRY,
+        DEFAULT_REGISTRY_URL,
+        MAX_AGENTS,
+        MAX_REGISTRY_BYTES,
+        bundled_registry,
+        cached_registry,
+        is_url,
+        load_registry,
+        parse_registry,
+    )
+    from .source import default_cache_dir as registry_cache_dir
 
+#: Each name, the module that defines it and its name there. Every name is imported when
+#: first used: the models (pydantic), the schemas' validator (jsonschema) and the
+#: downloader load only when something needs them, not with the package.
 _LAZY = {
+    "DistributionChoice": ("launch", "DistributionChoice"),
+    "LaunchKind": ("launch", "LaunchKind"),
+    "ResolvedLaunch": ("launch", "ResolvedLaunch"),
+    "base_environment": ("launch", "base_environment"),
+    "binary_path": ("launch", "binary_path"),
+    "current_platform": ("platforms", "current_platform"),
+    "installed_dir": ("launch", "installed_dir"),
+    "resolve_launch": ("launch", "resolve_launch"),
+    "PLATFORMS": ("models", "PLATFORMS"),
+    "BinaryTarget": ("models", "BinaryTarget"),
+    "Distribution": ("models", "Distribution"),
+    "PackageDistribution": ("models", "PackageDistribution"),
+    "Registry": ("models", "Registry"),
+    "RegistryAgent": ("models", "RegistryAgent"),
+    "RegistryError": ("errors", "RegistryError"),
+    "ALIASES": ("names", "ALIASES"),
+    "agent_keys": ("names", "agent_keys"),
+    "match_agent": ("names", "match_agent"),
+    "normalized": ("names", "normalized"),
+    "BUNDLED_REGISTRY": ("source", "BUNDLED_REGISTRY"),
+    "DEFAULT_REGISTRY_URL": ("source", "DEFAULT_REGISTRY_URL"),
+    "MAX_AGENTS": ("source", "MAX_AGENTS"),
+    "MAX_REGISTRY_BYTES": ("source", "MAX_REGISTRY_BYTES"),
+    "bundled_registry": ("source", "bundled_registry"),
+    "cached_registry": ("source", "cached_registry"),
+    "is_url": ("source", "is_url"),
+    "load_registry": ("source", "load_registry"),
+    "parse_registry": ("source", "parse_registry"),
+    "registry_cache_dir": ("source", "default_cache_dir"),
+    "ResolvedAgent": ("resolved", "ResolvedAgent"),
+    "ResolvedRegistry": ("resolved", "ResolvedRegistry"),
+    "resolved_registry": ("resolved", "resolved_registry"),
     "DownloadError": ("download", "DownloadError"),
     "FetchResult": ("download", "FetchResult"),
     "fetch": ("download", "fetch"),
@@ -76,6 +112,10 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
 
 
 __all__ = [
@@ -96,7 +136,9 @@ __all__ = [
     "Registry",
     "RegistryAgent",
     "RegistryError",
+    "ResolvedAgent",
     "ResolvedLaunch",
+    "ResolvedRegistry",
     "agent_keys",
     "base_environment",
     "binary_path",
@@ -115,4 +157,5 @@ __all__ = [
     "parse_registry",
     "registry_cache_dir",
     "resolve_launch",
+    "resolved_registry",
 ]

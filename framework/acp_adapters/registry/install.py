@@ -40,14 +40,17 @@ import zipfile
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import IO, Any, Literal, Protocol, cast
+from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, cast
 
-import filelock
 import platformdirs
 
 from acp_adapters.errors import AcpAdaptersError
 
-from .download import DownloadError, Progress, download_to
+if TYPE_CHECKING:
+    from .download import Progress
+
+# The lock and the downloader are imported by the install itself: looking an install up
+# (:func:`installed_binary`, which ``acp-adapters providers`` does) loads neither.
 
 __all__ = [
     "CACHE_ENV",
@@ -235,6 +238,10 @@ def install_binary(
     if found is not None:
         return found
 
+    import filelock
+
+    from .download import DownloadError
+
     lock_path = root / ".locks" / agent_id / version / f"{platform}.lock"
     created = _missing_parents(folder)
     try:
@@ -297,6 +304,8 @@ def _install_locked(
     max_extracted_bytes: int,
     max_entries: int,
 ) -> Path:
+    from .download import download_to
+
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
     marker = _marker_path(folder)

@@ -17,7 +17,10 @@ and the entry's ``version`` is not always the package's (the registry's ``gemini
 from __future__ import annotations
 
 import os
-import platform as _platform
+
+# Still reachable as ``launch._platform``, as before ``current_platform`` moved to
+# platforms.py: patching its ``system`` patches what platforms.py reads (one module).
+import platform as _platform  # noqa: F401
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,41 +29,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..plugin.providers import LaunchSpec
-from .models import BinaryTarget, PackageDistribution, RegistryAgent, RegistryError, cmd_path
+from .errors import RegistryError
+from .models import BinaryTarget, PackageDistribution, RegistryAgent, cmd_path
+from .platforms import current_platform as current_platform
 
 #: What ``resolve_launch`` was asked for: ``auto`` (binary, then npx, then uvx) or one kind.
 DistributionChoice = Literal["auto", "binary", "npx", "uvx"]
 #: The kind of a resolved launch.
 LaunchKind = Literal["binary", "npx", "uvx"]
-
-_SYSTEMS = {"linux": "linux", "darwin": "darwin", "windows": "windows"}
-_MACHINES = {
-    "x86_64": "x86_64",
-    "amd64": "x86_64",
-    "x64": "x86_64",
-    "em64t": "x86_64",
-    "aarch64": "aarch64",
-    "arm64": "aarch64",
-    "aarch64_be": None,
-    "armv8": "aarch64",
-    "armv8-a": "aarch64",
-}
-
-
-def current_platform(system: str | None = None, machine: str | None = None) -> str | None:
-    """This machine as a registry platform (``linux-x86_64``, ``darwin-aarch64``, ...).
-
-    From :func:`platform.system` and :func:`platform.machine` (or the values given):
-    ``AMD64``/``x64`` are ``x86_64``, ``arm64`` is ``aarch64``. None for a system or a machine
-    the registry has no binaries for (32-bit, FreeBSD, ...).
-    """
-    system = (system if system is not None else _platform.system()).strip().lower()
-    machine = (machine if machine is not None else _platform.machine()).strip().lower()
-    os_name = _SYSTEMS.get(system)
-    arch = _MACHINES.get(machine)
-    if os_name is None or arch is None:
-        return None
-    return f"{os_name}-{arch}"
 
 
 class ResolvedLaunch(BaseModel):

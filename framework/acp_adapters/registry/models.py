@@ -15,7 +15,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from ..errors import AcpAdaptersError
+# Defined beside the light modules that raise it too; kept importable from here.
+from .errors import RegistryError as RegistryError
 
 #: The platforms a binary distribution may name (``agent.schema.json``).
 PLATFORMS = (
@@ -29,12 +30,6 @@ PLATFORMS = (
 
 #: Where a loaded registry came from.
 Origin = Literal["file", "url", "cache", "bundled"]
-
-
-class RegistryError(AcpAdaptersError):
-    """A registry that cannot be loaded (too big, not a registry, unreachable with no copy),
-    or an agent that cannot be launched as asked (no such distribution, a version that is
-    not exact); the message names the registry or the agent and the reason."""
 
 
 def _check_env(env: dict[str, str]) -> dict[str, str]:

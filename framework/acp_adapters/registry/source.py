@@ -22,13 +22,16 @@ import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from pydantic import ValidationError
+from .errors import RegistryError
 
-from .download import DownloadError, fetch
-from .models import Origin, Registry, RegistryAgent, RegistryError
+if TYPE_CHECKING:
+    from .models import Origin, Registry
+
+# The models (pydantic) and the downloader are imported by the functions that parse and
+# fetch: reading a file or the cache (what :mod:`.resolved` does first) loads neither.
 
 #: The official registry: where :func:`load_registry` looks when given no source.
 DEFAULT_REGISTRY_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
@@ -108,6 +111,8 @@ def load_registry(
         return parse_registry(
             _read_file(path, max_bytes), source=str(path), origin="file", max_agents=max_agents
         )
+    from .download import DownloadError, fetch
+
     url = str(source)
     check_url(url, allow_loopback_http=allow_loopback_http)
     store = _Cache(Path(cache_dir) if cache_dir is not None else default_cache_dir(), url)
@@ -188,6 +193,10 @@ def parse_registry(
 
     :raises RegistryError: not JSON, or not a registry document (``registry.schema.json``).
     """
+    from pydantic import ValidationError
+
+    from .models import Registry, RegistryAgent
+
     try:
         document: Any = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
