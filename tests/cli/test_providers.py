@@ -9,7 +9,7 @@ import pluggy
 import pytest
 
 from acp_adapters import get_plugin_manager, hookimpl
-from acp_adapters.cli import commands
+from acp_adapters.cli import providers_command
 
 from .conftest import Invoke, one_error_line
 
@@ -58,7 +58,7 @@ def test_a_plugin_that_fails_is_one_line(cli: Invoke, monkeypatch: pytest.Monkey
         pm.register(Broken(), name="test-broken")
         return pm
 
-    monkeypatch.setattr(commands, "get_plugin_manager", plugin_manager)
+    monkeypatch.setattr(providers_command, "get_plugin_manager", plugin_manager)
     result = cli("providers")
     assert result.exit_code == 1
     line = one_error_line(result)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from acp_adapters.cli import asking, commands, live
+from acp_adapters.cli import asking, live, run_command
 from acp_adapters.cli.errors import (
     EXIT_QUESTION,
     EXIT_SESSION_OPTION,
@@ -186,7 +186,7 @@ def test_repeated_prompts_as_json_are_one_array(cli: Invoke) -> None:
 @pytest.fixture
 def at_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """stdin and stdout taken for a terminal (the lines still come from the test's input)."""
-    monkeypatch.setattr(commands, "_terminal", lambda stream: True)
+    monkeypatch.setattr(run_command, "_terminal", lambda stream: True)
 
 
 @pytest.mark.usefixtures("at_a_terminal")

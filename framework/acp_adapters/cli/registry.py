@@ -144,22 +144,6 @@ def install(agent: RegistryAgent) -> Path:
         end()
 
 
-def no_launch_note(provider_id: str) -> str | None:
-    """For ``providers``: why a registry provider has no launch command, in a few words (a
-    binary installed on first use, none for this platform); None for another provider."""
-    if not provider_id.startswith(PREFIX):
-        return None
-    try:
-        known = configured_registry()
-        agent = known.get(provider_id.removeprefix(PREFIX))
-        resolved = launch_of(agent)
-    except (RegistryError, KeyError):
-        return "(none for this platform)"
-    if not resolved.installed:
-        return f"(a binary for {resolved.platform}: installed by its first run)"
-    return None
-
-
 def ensure_installed(provider_id: str) -> bool:
     """For ``run --provider registry:ID``: install the agent's binary if it needs one and
     has none yet; whether it installed anything."""
