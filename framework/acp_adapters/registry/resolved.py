@@ -20,6 +20,8 @@ key of all that the outcome depends on:
 No check is skipped: what is remembered is the verdict of the full validation of those
 very bytes by that very code. A memo that is missing, of another key, or that does not
 read as one is replaced after a full read; one that cannot be written is not an error.
+The memo is trusted as the cache folder it is written in (0600) is: that folder also
+holds the registry's cached copy and the binaries of the installed agents.
 """
 
 from __future__ import annotations
