@@ -327,3 +327,51 @@ def test_a_dropped_message_is_an_error_item_of_the_timeline_and_its_recording(
         assert (line["dir"], line["reason"], line["limit"]) == ("dropped", "line_too_long", 1024)
 
     anyio.run(main)
+
+
+# --- a client action asked of the user is an approval -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "option", "written"), [("1", "allow", True), ("2", "reject", False)]
+)
+def test_a_write_asked_of_the_user_is_an_approval_of_the_timeline(
+    cli: Invoke, tmp_path: Path, answer: str, option: str, written: bool
+) -> None:
+    target = tmp_path / "notes.txt"
+    args = ("run", "--cwd", str(tmp_path), "--command", ending("write", str(target)))
+    result = cli(*args, "--format", "json", "go", input=f"{answer}\n")
+    assert result.exit_code == 0, result.stderr
+    (approval,) = [row for row in json.loads(result.stdout) if row["kind"] == "approval_request"]
+    assert (approval["title"], approval["outcome"], approval["option_id"]) == (
+        f"write {target}",
+        "selected",
+        option,
+    )
+    assert approval["status"] == "completed"
+    assert target.exists() is written
+    text = cli(*args, "go", input=f"{answer}\n")
+    assert "1 approval; stop reason end_turn" in text.stdout.splitlines()[-1]
+
+
+def _shown(rows: list[dict[str, object]]) -> list[tuple[object, ...]]:
+    return [(r["kind"], r["status"], r["title"], r["option_id"], r["text"]) for r in rows]
+
+
+@pytest.mark.parametrize("scenario", ["write", "huge"])
+def test_a_recording_with_a_question_or_a_dropped_message_replays_live_as_offline(
+    cli: Invoke, tmp_path: Path, scenario: str
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    capture = tmp_path / f"{scenario}.jsonl"
+    arg = str(work / "notes.txt") if scenario == "write" else str(51 * 1024 * 1024)
+    args = ("run", "--cwd", str(work), "--record", str(capture), "--format", "json")
+    ran = cli(*args, "--command", ending(scenario, arg), "go", input="1\n")
+    assert ran.exit_code == (0 if scenario == "write" else 1), ran.stderr
+    kinds = {"write": "approval_request", "huge": "error"}
+    live = json.loads(cli("replay", "--format", "json", str(capture)).stdout)
+    offline = json.loads(cli("replay", "--offline", "--format", "json", str(capture)).stdout)
+    assert _shown(live) == _shown(offline)
+    assert kinds[scenario] in [row["kind"] for row in live]
+    assert len(_shown(live)) == len(json.loads(ran.stdout))

@@ -113,7 +113,14 @@ async def test_ask_hands_the_decision_to_the_application(connect: Any, workspace
         turn = await session.prompt("edit")
     assert asked[0].tool_call is not None
     assert asked[0].tool_call.kind == "edit"
-    assert [i.option_kind for i in turn.items if i.kind == "approval_request"] == ["allow_always"]
+    # The agent's permission request, then the client's own question about the write it
+    # asked for (whose options are allow and reject: "always" is neither, so refused).
+    approvals = [i for i in turn.items if i.kind == "approval_request"]
+    assert [(i.option_id, i.option_kind) for i in approvals] == [  # type: ignore[union-attr]
+        ("always", "allow_always"),
+        ("always", None),
+    ]
+    assert [q.action is not None for q in asked] == [False, True]
 
 
 async def test_an_answer_the_agent_did_not_offer_is_sent_as_cancelled(

@@ -23,7 +23,7 @@ from click.testing import CliRunner, Result
 import acp_adapters
 from acp_adapters.cli import main, replaying
 from acp_adapters.cli.replaying import replay_live, replay_offline
-from acp_adapters.plugin.permissions import ClientAction, PermissionQuery
+from acp_adapters.plugin.permissions import ClientAction, PermissionDecision, PermissionQuery
 from acp_adapters.replay import RecordedTerminals, recorded_answers
 from acp_adapters.transport import RpcError
 
@@ -318,6 +318,13 @@ async def test_the_replays_ask_allows_actions_inside_and_refuses_writes_outside(
     def query(action: ClientAction) -> PermissionQuery:
         return PermissionQuery(request_id="client-action-1", action=action)
 
-    assert await ask(query(ClientAction(kind="command", argv=("id",)))) == "allow"
-    assert await ask(query(ClientAction(kind="write", path="/ws/a", inside=True))) == "allow"
-    assert await ask(query(ClientAction(kind="write", path="/etc/a", inside=False))) == "reject"
+    async def chosen(action: ClientAction) -> tuple[str | None, bool]:
+        # Decided as the recorded client did, without being a question (no approval kept).
+        answer = await ask(query(action))
+        assert isinstance(answer, PermissionDecision)
+        return answer.option_id, answer.asked
+
+    assert await chosen(ClientAction(kind="command", argv=("id",))) == ("allow", False)
+    assert await chosen(ClientAction(kind="write", path="/ws/a", inside=True)) == ("allow", False)
+    outside = ClientAction(kind="write", path="/etc/a", inside=False)
+    assert await chosen(outside) == ("reject", False)

@@ -69,6 +69,12 @@ SESSION_CLOSED = "closed"
 MESSAGE_DROPPED = "dropped"
 #: The reasons of a ``dropped`` line.
 DROPPED_REASONS = ("line_too_long", "too_many_elements")
+#: The recording client asked its application whether it may do what the agent asked of it
+#: (a file write, a command: a client action, under ``ask``), and how it was answered:
+#: ``{"dir": "decided", "t": s, "sessionId": id, "requestId": "client-action-1", "title":
+#: "write a.txt", "toolCallId": null, "options": [...], "outcome": "selected", "optionId":
+#: "allow"}``. The timeline shows it as an approval.
+CLIENT_DECISION = "decided"
 #: In place of an event the recorder could not write within a capture line's limits (see
 #: :data:`CAPTURE_MAX_LINE_BYTES`): ``{"dir": "unrecorded", "t": s, "of": "agent->client",
 #: "bytes": n}``. Its readers list it as a line left out.
@@ -229,6 +235,41 @@ def dropped_line(entry: dict[str, Any]) -> DroppedLine | None:
     if limit <= 0:
         return None
     return DroppedLine(str(reason), limit)
+
+
+@dataclass(frozen=True)
+class DecidedLine:
+    """What a ``decided`` line says (:data:`CLIENT_DECISION`)."""
+
+    session_id: str | None
+    request_id: str
+    title: str | None
+    tool_call_id: str | None
+    options: tuple[dict[str, Any], ...]
+    outcome: str
+    option_id: str | None
+
+
+def decided_line(entry: dict[str, Any]) -> DecidedLine | None:
+    """What a ``decided`` line says; None when it is not one."""
+    request_id, outcome = entry.get("requestId"), entry.get("outcome")
+    options = entry.get("options")
+    if not isinstance(request_id, str) or not isinstance(outcome, str):
+        return None
+    if not isinstance(options, list) or not all(isinstance(o, dict) for o in options):
+        return None
+    text = {k: entry.get(k) for k in ("sessionId", "title", "toolCallId", "optionId")}
+    if any(v is not None and not isinstance(v, str) for v in text.values()):
+        return None
+    return DecidedLine(
+        text["sessionId"],
+        request_id,
+        text["title"],
+        text["toolCallId"],
+        tuple(options),
+        outcome,
+        text["optionId"],
+    )
 
 
 def closed_session(entry: dict[str, Any]) -> str | None:

@@ -11,23 +11,30 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES
 from .format import (
     AGENT_EXIT,
     AGENT_RAW,
     AGENT_TO_CLIENT,
     CHECKPOINT,
+    CLIENT_DECISION,
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
+    MESSAGE_DROPPED,
     SESSION_CLOSED,
+    UNRECORDED,
     CaptureSource,
+    DroppedLine,
     RequestKey,
     Unreadable,
     capture_values,
     change_line,
     checkpoint_line,
     closed_session,
+    decided_line,
     disk_read,
+    dropped_line,
     request_key,
 )
 
@@ -215,11 +222,41 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
             # For the projection (what comes after it is not the session's); nothing to replay.
             if closed_session(value) is None:
                 yield f"line {number}: not a closed entry, left out"
+        elif isinstance(value, dict) and value.get("dir") == CLIENT_DECISION:
+            # The recording client's own question: the projection's; nothing to replay.
+            if decided_line(value) is None:
+                yield f"line {number}: not a decided entry, left out"
+        elif isinstance(value, dict) and value.get("dir") == UNRECORDED:
+            yield f"line {number}: an event too large to record, left out"
+        elif isinstance(value, dict) and value.get("dir") == MESSAGE_DROPPED:
+            dropped = dropped_line(value)
+            if dropped is None:
+                yield f"line {number}: not a dropped entry, left out"
+            elif (raw := _dropped_again(dropped)) is None:
+                yield f"line {number}: a message dropped over a limit of {dropped.limit}, left out"
+            else:
+                yield Entry(number, AGENT_RAW, raw=raw, at=_time(value))
         else:
             entry = _entry(number, value)
             yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry
     if last is not None and isinstance(last[1], Unreadable) and last[1].why == "not JSON":
         yield _Cut(last[0])
+
+
+def _dropped_again(dropped: DroppedLine) -> str | None:
+    """A line the replaying client drops as the recording client dropped the recorded one:
+    just over the same limit (the default ones only: a line is built whole, and a capture
+    must not make a replay build more than a default line's worth)."""
+    if dropped.reason == "line_too_long" and dropped.limit <= DEFAULT_MAX_LINE_BYTES:
+        return '{"dropped":"' + "x" * (dropped.limit - 13) + '"}'  # limit + 1 bytes
+    if dropped.reason == "too_many_elements" and dropped.limit <= DEFAULT_MAX_ELEMENTS:
+        return "[" + "0," * dropped.limit + "0]"  # limit + 1 values, and one for the array
+    return None
+
+
+def _time(value: dict[str, Any]) -> float | None:
+    at = value.get("t")
+    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else None
 
 
 def _disk_read(number: int, value: dict[str, Any]) -> DiskRead | None:

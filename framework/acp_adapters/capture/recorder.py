@@ -26,6 +26,7 @@ from .format import (
     CAPTURE_MAX_ELEMENTS,
     CAPTURE_MAX_LINE_BYTES,
     CHECKPOINT,
+    CLIENT_DECISION,
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
@@ -46,9 +47,10 @@ _DIRECTIONS = {
     "change": FILE_CHANGE,
     "closed": SESSION_CLOSED,
     "dropped": MESSAGE_DROPPED,
+    "decided": CLIENT_DECISION,
 }
 #: The events whose fields are the entry's own (beside ``dir`` and ``t``).
-_FLAT = ("disk", "checkpoint", "change", "closed", "dropped")
+_FLAT = ("disk", "checkpoint", "change", "closed", "dropped", "decided")
 
 
 def capture_entry(

@@ -54,6 +54,7 @@ from ..replay import (
     recorded_answers,
     recorded_checkpoints,
     recorded_disk,
+    recorded_limits,
     request_key,
     seed_workspace,
 )
@@ -232,6 +233,7 @@ async def replay_live(
         exiting = {n for n, entries in enumerate(played, 1) if entries[-1:] and _exits(entries[-1])}
         player = _Player(steps, timeout, len(played), command_of, status_of, exiting)
         terminals = RecordedTerminals(capture)  # the capture's commands never run
+        line_bytes, elements = recorded_limits(capture)
         try:
             async with connect(
                 provider,
@@ -251,6 +253,10 @@ async def replay_live(
                 observe=player.observe,
                 terminals=terminals,
                 unstable=True,  # a capture's client may have forked a session
+                # The recording client's limits, where a message dropped over them says so:
+                # the replay agent sends such a message again, and it is dropped again.
+                max_line_bytes=line_bytes,
+                max_elements=elements,
             ) as session:
                 await player.play(session)
                 timeline = session.timeline

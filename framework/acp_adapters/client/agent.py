@@ -30,6 +30,7 @@ from ..capture.format import (
     DiskLine,
     change_line,
     checkpoint_line,
+    decided_line,
     disk_read,
     dropped_line,
     request_key,
@@ -303,6 +304,10 @@ class Agent:
         elif direction == "closed":
             for reader in readers:
                 reader.session_closed(str(payload.get("sessionId")))
+        elif direction == "decided":
+            decided = decided_line(payload)
+            for reader in readers if decided is not None else ():
+                reader.decided(decided, at)  # type: ignore[arg-type]
         elif direction == "dropped":
             dropped = dropped_line(payload)
             for reader in readers if dropped is not None else ():

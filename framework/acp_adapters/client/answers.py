@@ -503,7 +503,9 @@ class AgentRequests:
         if self._ask is None:
             return cancelled
         if self._cancelled_turn == self.session.projector.state.turn:
-            return PermissionDecision(outcome="cancelled", reason="the turn was cancelled")
+            return PermissionDecision(
+                outcome="cancelled", reason="the turn was cancelled", asked=False
+            )
         answer: PermissionDecision | str | None = None
         with anyio.CancelScope() as scope:
             self.asking.add(scope)
@@ -537,6 +539,22 @@ class AgentRequests:
         if self._ask is None:
             return False, f"{decision.reason}, and there is no ask callback"
         answer = await self._ask_application(query)
+        # The question and its answer are the session's (an approval of its timeline, a
+        # line of its recording), as an agent's permission request is.
+        call = action.tool_call
+        if answer.asked:
+            session.agent.saw(
+                "decided",
+                {
+                    "sessionId": session.session_id,
+                    "requestId": query.request_id,
+                    "title": query.title,
+                    "toolCallId": call.id if call is not None else None,
+                    "options": list(ACTION_OPTIONS),
+                    "outcome": answer.outcome,
+                    "optionId": answer.option_id,
+                },
+            )
         if answer.outcome == "selected" and answer.option_id == "allow":
             return True, "the application allowed it"
         return False, "the application refused it"

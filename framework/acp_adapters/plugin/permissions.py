@@ -136,6 +136,10 @@ class PermissionDecision(BaseModel):
     outcome: Literal["selected", "cancelled", "ask"]
     option_id: str | None = None
     reason: str = Field(default="")
+    #: Whether someone was asked: ``False`` for an ``ask`` callback that decided a client
+    #: action without asking anyone (a replay answering as its capture's client did), which
+    #: keeps no approval of it in the timeline.
+    asked: bool = True
 
     def to_wire(self) -> dict[str, Any]:
         """The ``outcome`` object of the JSON-RPC answer."""

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from ..capture.format import ChangeLine, CheckpointLine
+from ..capture.format import ChangeLine, CheckpointLine, DecidedLine
 from ..errors import PluginError
 from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider
@@ -192,6 +192,23 @@ class Projector:
             ),
         )
         self._apply(self.reducer.agent_exited())
+
+    def client_action_decided(self, line: DecidedLine, at: float) -> None:
+        """The client asked its application whether it may do what the agent asked of it:
+        an approval, as an agent's permission request is, with its answer."""
+        self._now = at
+        option = next((o for o in line.options if o.get("optionId") == line.option_id), None)
+        kind = option.get("kind") if option is not None else None
+        item = ApprovalRequestItem(
+            request_id=line.request_id,
+            title=line.title,
+            options=line.options,
+            outcome=line.outcome,
+            option_id=line.option_id,
+            option_kind=kind if isinstance(kind, str) else None,
+            status="completed" if line.outcome == "selected" else "cancelled",
+        )
+        self._put(f"decided:{line.request_id}", item, tool_call_id=line.tool_call_id)
 
     def message_dropped(self, reason: str, limit: int, at: float) -> None:
         """The connection dropped a message of the agent over its limits, unread: an error

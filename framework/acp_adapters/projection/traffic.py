@@ -46,6 +46,7 @@ from ..capture.format import (
     AGENT_EXIT,
     AGENT_TO_CLIENT,
     CHECKPOINT,
+    CLIENT_DECISION,
     CLIENT_TO_AGENT,
     DISK_READ,
     FILE_CHANGE,
@@ -54,6 +55,7 @@ from ..capture.format import (
     UNRECORDED,
     ChangeLine,
     CheckpointLine,
+    DecidedLine,
     DiskLine,
     DroppedLine,
     Unreadable,
@@ -61,6 +63,7 @@ from ..capture.format import (
     change_line,
     checkpoint_line,
     closed_session,
+    decided_line,
     disk_read,
     dropped_line,
     request_key,
@@ -130,6 +133,12 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         if isinstance(entry, dict) and entry.get("dir") == UNRECORDED:
             size = entry.get("bytes")
             problems.append(f"line {number}: an event too large to record ({size} bytes)")
+            continue
+        if isinstance(entry, dict) and entry.get("dir") == CLIENT_DECISION:
+            if decided_line(entry) is None:
+                problems.append(f"line {number}: not a decided entry")
+            else:
+                yield entry
             continue
         if isinstance(entry, dict) and entry.get("dir") == MESSAGE_DROPPED:
             if dropped_line(entry) is None:
@@ -219,6 +228,10 @@ class Traffic:
             closed = closed_session(entry)
             if closed is not None:
                 self.session_closed(closed)
+        elif direction == CLIENT_DECISION:
+            decided = decided_line(entry)
+            if decided is not None:
+                self.decided(decided, at)
         elif direction == MESSAGE_DROPPED:
             dropped = dropped_line(entry)
             if dropped is not None:
@@ -229,6 +242,13 @@ class Traffic:
     def exited(self, code: int | None, stderr: str, at: float) -> None:
         """The agent exited on its own."""
         self.projector.agent_exited(code, stderr, at)
+
+    def decided(self, line: DecidedLine, at: float) -> None:
+        """The client asked its application about an action of the agent (a ``decided``
+        line): an approval of the session it names."""
+        if self.closed or (line.session_id is not None and not self._names_ours(line.session_id)):
+            return
+        self.projector.client_action_decided(line, at)
 
     def dropped(self, line: DroppedLine, at: float) -> None:
         """The connection dropped a message of the agent, unread (a ``dropped`` line): whose

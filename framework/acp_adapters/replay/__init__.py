@@ -11,6 +11,7 @@
   fresh folder to replay in;
 * :func:`recorded_answers`: an ``ask`` callback answering permissions as recorded;
 * :func:`recorded_disk`: a ``disk_patches`` reader reading the files as recorded;
+* :func:`recorded_limits`: ``connect``'s line limits as the recording client's were;
 * :func:`recorded_checkpoints`: the ``checkpoints`` a capture's client took, played back;
 * :class:`RecordedTerminals`: a ``terminals`` backend answering as recorded, running
   nothing.
@@ -39,6 +40,7 @@ from .helpers import (
     recorded_answers,
     recorded_checkpoints,
     recorded_disk,
+    recorded_limits,
     seed_workspace,
     workspace_files,
 )
@@ -72,6 +74,7 @@ __all__ = [
     "recorded_answers",
     "recorded_checkpoints",
     "recorded_disk",
+    "recorded_limits",
     "request_key",
     "seed_workspace",
     "workspace_files",

@@ -12,26 +12,35 @@ the checkpoints be those it took (:func:`recorded_checkpoints`).
 from __future__ import annotations
 
 import os
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES
 from ..capture.format import (
     AGENT_TO_CLIENT,
     CHECKPOINT,
+    CLIENT_DECISION,
     CLIENT_TO_AGENT,
     FILE_CHANGE,
+    HOME_MARK,
+    MESSAGE_DROPPED,
     WORKSPACE_MARK,
+    capture_values,
+    decided_line,
+    dropped_line,
     request_key,
 )
 from ..capture.reader import CaptureSource, agent_requests, read_capture
 
 if TYPE_CHECKING:
-    from ..plugin.permissions import PermissionQuery
+    from ..plugin.permissions import PermissionDecision, PermissionQuery
 
-#: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select, or None.
-RecordedAsk = Callable[["PermissionQuery"], Awaitable[str | None]]
+#: An ``ask`` callback for :func:`acp_adapters.connect`: the option id to select (or the
+#: decision), or None.
+RecordedAsk = Callable[["PermissionQuery"], Awaitable["str | PermissionDecision | None"]]
 #: A ``disk_patches`` reader for :func:`acp_adapters.connect`: a file's text, or None.
 #: One recorded checkpoint: its ``checkpoint`` line and its ``change`` lines.
 _Lines = tuple[dict[str, Any], list[Any]]
@@ -112,20 +121,35 @@ def recorded_answers(capture: CaptureSource) -> RecordedAsk:
     id, else the next recorded one not used yet.
 
     A question about what the client itself would do (``query.action``: run a command,
-    write a file) is not in the capture: the recorded client did it. It is answered
-    ``"allow"``, as the recorded client allowed it, for in a replay that harms
-    nothing: commands go to the replay's terminals (:class:`~.terminals.RecordedTerminals`
-    runs none) and writes land in the replay's scratch folder. A write outside the
-    session's folders is answered ``"reject"`` (the folder confinement would refuse it
-    anyway).
+    write a file) is answered as the capture's ``decided`` line for it says (the recorded
+    client asked its application: an approval, in the replay too), matched by its title
+    with the folders' marks standing for any folder. Where it has none (the recorded
+    client's policy decided), it is decided without being a question
+    (``PermissionDecision(asked=False)``): ``"allow"``, as the recorded client did it, for
+    in a replay that harms nothing: commands go to the replay's terminals
+    (:class:`~.terminals.RecordedTerminals` runs none) and writes land in the replay's
+    scratch folder. A write outside the session's folders is answered ``"reject"`` (the
+    folder confinement would refuse it anyway).
     """
+    from ..plugin.permissions import PermissionDecision  # not for the replay agent's process
+
     answers = _permission_answers(capture)
     used = [False] * len(answers)
+    decided = _decided_answers(capture)
 
-    async def ask(query: PermissionQuery) -> str | None:
+    async def ask(query: PermissionQuery) -> str | PermissionDecision | None:
         if query.action is not None:
+            for index, (title, option_id) in enumerate(decided):
+                if title.fullmatch(query.title or ""):
+                    del decided[index]
+                    return option_id
             outside = query.action.kind == "write" and not query.action.inside
-            return "reject" if outside else "allow"
+            return PermissionDecision(
+                outcome="selected",
+                option_id="reject" if outside else "allow",
+                reason="as the recorded client decided it",
+                asked=False,
+            )
         call_id = query.tool_call.id if query.tool_call is not None else None
         unused = [index for index, is_used in enumerate(used) if not is_used]
         same_call = [
@@ -259,6 +283,37 @@ def recorded_checkpoints(
     """The checkpoints a capture's client took, for ``connect(checkpoints=...)`` in a replay
     played in ``folder``: nothing edits the replay's folder, so nothing of it is checkpointed."""
     return RecordedCheckpoints(capture, folder)
+
+
+def recorded_limits(capture: CaptureSource) -> tuple[int, int]:
+    """``connect``'s ``max_line_bytes`` and ``max_elements`` as the capture's ``dropped`` lines
+    say the recording client's were (at most the defaults); the defaults where it says not."""
+    limits = {"line_too_long": DEFAULT_MAX_LINE_BYTES, "too_many_elements": DEFAULT_MAX_ELEMENTS}
+    said: set[str] = set()
+    for _, value in capture_values(capture):
+        if isinstance(value, dict) and value.get("dir") == MESSAGE_DROPPED:
+            line = dropped_line(value)
+            if line is not None and line.reason not in said and line.limit <= limits[line.reason]:
+                limits[line.reason] = line.limit
+                said.add(line.reason)
+    return limits["line_too_long"], limits["too_many_elements"]
+
+
+def _decided_answers(capture: CaptureSource) -> list[tuple[re.Pattern[str], str | None]]:
+    """Each ``decided`` line of the capture, in order: its title as a pattern (a folder's
+    mark matches any text) and the option the recording client's application chose."""
+    found: list[tuple[re.Pattern[str], str | None]] = []
+    for _, value in capture_values(capture):
+        line = decided_line(value) if isinstance(value, dict) else None
+        if line is None or value.get("dir") != CLIENT_DECISION or line.title is None:
+            continue
+        pieces = re.split(f"({re.escape(WORKSPACE_MARK)}|{re.escape(HOME_MARK)})", line.title)
+        pattern = "".join(
+            ".+" if p in (WORKSPACE_MARK, HOME_MARK) else re.escape(p) for p in pieces
+        )
+        chosen = line.option_id if line.outcome == "selected" else None
+        found.append((re.compile(pattern, re.DOTALL), chosen))
+    return found
 
 
 def _permission_answers(capture: CaptureSource) -> list[tuple[str | None, str | None]]:
