@@ -19,7 +19,6 @@ from acp_adapters.capture.format import (
 from acp_adapters.capture.recorder import CaptureRecorder
 from acp_adapters.projection.traffic import project_capture
 
-
 _LIMIT = _json.DEFAULT_MAX_ELEMENTS
 
 
