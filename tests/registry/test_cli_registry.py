@@ -206,3 +206,39 @@ def test_a_registry_named_by_url_is_fetched_then_read_from_the_cache(tmp_path: P
         assert "tool-url" in again.stdout
         (_, second) = server.requests_for("/registry.json")
         assert second.headers.get("If-None-Match") == '"one"'
+
+
+def test_every_json_output_of_a_hostile_registry_escapes_what_a_terminal_acts_on(
+    tmp_path: Path,
+) -> None:
+    hostile = entry("tool-x", "https://example.invalid/x.tar.gz", "0" * 64)
+    hostile["name"] = "Tool \u009b31m red \u202e evil"
+    hostile["description"] = "line\u2028break \x7f"
+    registry = tmp_path / "registry.json"
+    registry.write_text(json.dumps({"version": "1.0.0", "agents": [hostile], "extensions": []}))
+    env = {"ACP_ADAPTERS_PLUGINS": "registry"}
+    outputs = [
+        cli(tmp_path, registry, "registry", "list", "--format", "json"),
+        cli(tmp_path, registry, "registry", "show", "tool-x", "--format", "json"),
+    ]
+    runner = CliRunner()
+    outputs.append(
+        runner.invoke(
+            main,
+            ["providers", "--format", "json"],
+            env={
+                **env,
+                "ACP_ADAPTERS_REGISTRY": str(registry),
+                "ACP_ADAPTERS_CACHE": str(tmp_path),
+            },
+        )
+    )
+    for result in outputs:
+        assert result.exit_code == 0, result.output
+        for raw in ("\u009b", "\u202e", "\u2028", "\x7f"):
+            assert raw not in result.stdout
+        assert "\\u009b" in result.stdout
+        assert "\\u202e" in result.stdout
+        assert "Tool \u009b31m red \u202e evil" in json.dumps(
+            json.loads(result.stdout), ensure_ascii=False
+        )

@@ -9,7 +9,6 @@ session.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from typing import TYPE_CHECKING
@@ -20,6 +19,7 @@ from ..plugin.manager import get_plugin_manager
 from ..plugin.providers import ProviderRegistry
 from ..registry.errors import RegistryError
 from .options import FORMAT, debug_option
+from .render import escaped_json
 
 if TYPE_CHECKING:
     from ..registry.resolved import ResolvedRegistry
@@ -73,7 +73,7 @@ def providers(output: str) -> None:
     found = sorted(registry, key=lambda p: p.id)
     if output == "json":
         click.echo(
-            json.dumps(
+            escaped_json(
                 [
                     {
                         "id": p.id,
@@ -89,7 +89,6 @@ def providers(output: str) -> None:
                     for p in found
                 ],
                 indent=2,
-                ensure_ascii=False,
             )
         )
         return

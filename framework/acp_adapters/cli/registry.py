@@ -13,7 +13,6 @@ Plain HTTP is refused, except for a loopback address when ``ACP_ADAPTERS_LOOPBAC
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -25,7 +24,7 @@ import click
 from .. import registry as acp_registry
 from ..registry import Registry, RegistryAgent, RegistryError
 from .errors import EXIT_USAGE, Failure
-from .render import printable
+from .render import escaped_json, printable
 
 #: Set to 1, plain HTTP is allowed from a loopback address (127.0.0.1, localhost, ::1).
 LOOPBACK_ENV = "ACP_ADAPTERS_LOOPBACK_HTTP"
@@ -231,7 +230,7 @@ def list_agents(source: str | None, output: str) -> None:
     _warn(read)
     rows = [_row(agent) for agent in read.agents]
     if output == "json":
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        click.echo(escaped_json(rows, indent=2))
         return
     table = [("ID", "VERSION", "RUNS WITH", "NAME")]
     for row in rows:
@@ -254,7 +253,7 @@ def show(agent_id: str, source: str | None, output: str) -> None:
     """One agent of the registry: what it is, and how it would be launched here."""
     row = _row(_agent(_read(source), agent_id))
     if output == "json":
-        click.echo(json.dumps(row, indent=2, ensure_ascii=False))
+        click.echo(escaped_json(row, indent=2))
         return
     lines = [
         f"{printable(row['name'])} ({row['provider']}) {row['version']}",

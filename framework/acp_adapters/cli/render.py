@@ -25,6 +25,7 @@ still work.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -53,6 +54,21 @@ BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 #: tab, DEL, C1 controls (an ``\x9b`` starts a command as ``ESC [`` does), and the
 #: bidirectional controls.
 _CONTROLS = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{BIDI_CONTROLS}]")
+#: What every JSON output writes as ``\\uXXXX`` beside what ``json`` escapes itself: what a
+#: terminal would act on (DEL, C1, the bidirectional controls), the line breaks some readers
+#: take (U+2028, U+2029) and what UTF-8 cannot hold (lone surrogates).
+_JSON_ESCAPED = re.compile(f"[\\ud800-\\udfff\\x7f-\\x9f{BIDI_CONTROLS}\\u2028\\u2029]")
+
+
+def escaped_json(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON for the terminal or a pipe: text as it is, but what a terminal would
+    act on escaped (it reads back as the same string). Compact on one line without
+    ``indent``. Outside strings JSON text is ASCII: every such character is inside one."""
+    separators = None if indent is not None else (",", ":")
+    text = json.dumps(value, indent=indent, ensure_ascii=False, separators=separators)
+    return _JSON_ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 

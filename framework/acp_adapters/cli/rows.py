@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any
 
 from ..capture.format import WORKSPACE_MARK, folder_pattern
@@ -32,7 +31,7 @@ from ..timeline.items import (
     ToolItemBase,
     UserMessageItem,
 )
-from .render import BIDI_CONTROLS
+from .render import escaped_json
 
 #: The fields of a row, in the order they are printed.
 FIELDS = (
@@ -178,7 +177,6 @@ def item_rows(items: list[TimelineItem]) -> list[dict[str, Any]]:
 #: is: a surrogate, alone in a string (JSON can carry one, UTF-8 cannot); DEL and the C1
 #: controls and the bidirectional ones, which a terminal acts on (``json`` escapes only
 #: C0); and U+0085, U+2028, U+2029, which some readers take for line breaks.
-_ESCAPED = re.compile(f"[\\ud800-\\udfff\\x7f-\\x9f{BIDI_CONTROLS}\\u2028\\u2029]")
 
 
 def dumps(rows: list[dict[str, Any]]) -> str:
@@ -189,15 +187,13 @@ def dumps(rows: list[dict[str, Any]]) -> str:
     the same, and the output stays UTF-8 and safe to print. Outside strings, JSON text
     is ASCII, so every such character of the text is inside a string.
     """
-    text = json.dumps(rows, indent=2, ensure_ascii=False)
-    return _ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escaped_json(rows, indent=2)
 
 
 def dumps_line(value: Any) -> str:
     """One JSON value on one line, as ``--format jsonl`` writes each: compact, and escaped
     as :func:`dumps` escapes (so no line break, U+2028 and U+2029 included, is inside it)."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return _ESCAPED.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escaped_json(value)
 
 
 def portable(value: Any, folder: str | os.PathLike[str]) -> Any:
