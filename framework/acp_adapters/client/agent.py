@@ -66,6 +66,15 @@ EXIT_WAIT_SECONDS = 2.0
 #: The most pages :meth:`Agent.all_sessions` reads: an agent whose cursors never end
 #: cannot keep it reading.
 MAX_LIST_PAGES = 1000
+#: The client's own events of the traffic that are flat capture lines: how each is read (as
+#: its capture line is: None for one that is not), and what a session's traffic reader
+#: does with it.
+_CLIENT_LINES: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any, float], None]]] = {
+    "checkpoint": (checkpoint_line, lambda reader, line, at: reader.checkpoint(line, at)),
+    "change": (change_line, lambda reader, line, at: reader.change(line, at)),
+    "decided": (decided_line, lambda reader, line, at: reader.decided(line, at)),
+    "dropped": (dropped_line, lambda reader, line, at: reader.dropped(line, at)),
+}
 
 
 @dataclass(frozen=True)
@@ -293,25 +302,15 @@ class Agent:
             if isinstance(read, DiskLine):
                 for reader in readers:
                     reader.disk(read, at)
-        elif direction == "checkpoint":
-            taken = checkpoint_line(payload)
-            for reader in readers if taken is not None else ():
-                reader.checkpoint(taken, at)  # type: ignore[arg-type]
-        elif direction == "change":
-            found = change_line(payload)
-            for reader in readers if found is not None else ():
-                reader.change(found, at)  # type: ignore[arg-type]
+        elif direction in _CLIENT_LINES:
+            # The client's own events, read as their capture lines are.
+            read_line, take = _CLIENT_LINES[direction]
+            line = read_line(payload)
+            for reader in readers if line is not None else ():
+                take(reader, line, at)
         elif direction == "closed":
             for reader in readers:
                 reader.session_closed(str(payload.get("sessionId")))
-        elif direction == "decided":
-            decided = decided_line(payload)
-            for reader in readers if decided is not None else ():
-                reader.decided(decided, at)  # type: ignore[arg-type]
-        elif direction == "dropped":
-            dropped = dropped_line(payload)
-            for reader in readers if dropped is not None else ():
-                reader.dropped(dropped, at)  # type: ignore[arg-type]
         elif direction == "exit":
             code, stderr = payload.get("code"), str(payload.get("stderr", ""))
             for reader in readers:
