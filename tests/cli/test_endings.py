@@ -375,3 +375,31 @@ def test_a_recording_with_a_question_or_a_dropped_message_replays_live_as_offlin
     assert _shown(live) == _shown(offline)
     assert kinds[scenario] in [row["kind"] for row in live]
     assert len(_shown(live)) == len(json.loads(ran.stdout))
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_signal_while_the_output_is_printed_ends_as_the_signal(signum: int, code: int) -> None:
+    # The run is over and its rows are being written to a reader that does not read yet: the
+    # run's own watcher of the signals is gone, the program's are back.
+    running = _program("run", "--format", "json", "--command", ending("huge", "400000"), "go")
+    time.sleep(3.0)  # blocked writing the rows, past the pipe's buffer
+    running.send_signal(signum)
+    _, err = running.communicate(timeout=60)
+    assert running.returncode == code, err
+    assert "Traceback" not in err
+    if signum == signal.SIGTERM:
+        assert err.splitlines()[-1] == "Error: stopped by SIGTERM"
+
+
+@pytest.mark.parametrize("output", ["text", "jsonl"])
+def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(output: str) -> None:
+    # `acp-adapters run ... | head -c 10`: the line that fails is printed as the turn streams.
+    running = _program("run", "--format", output, "--command", ending("cancelled", "5"), "go")
+    assert running.stdout is not None
+    running.stdout.read(10)
+    running.stdout.close()
+    assert running.stderr is not None
+    with running.stderr:
+        err = running.stderr.read()
+    assert running.wait(timeout=60) == 141, err
+    assert err == ""

@@ -130,6 +130,12 @@ class _Group(click.Group):
             error = unwrap(raised)
             if isinstance(error, click.ClickException | click.exceptions.Exit | click.Abort):
                 raise error from None
+            if isinstance(error, BrokenPipeError):
+                from .errors import EXIT_BROKEN_PIPE
+
+                # The same, out of a run's task group (a line printed as the turn streams).
+                _discard_output(sys.stdout)
+                ctx.exit(EXIT_BROKEN_PIPE)
             code, line = explain(error)
             try:
                 if ctx.meta.get(DEBUG):

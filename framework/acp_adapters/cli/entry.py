@@ -44,14 +44,29 @@ def _interrupt(signum: int, _frame: FrameType | None) -> None:
     raise KeyboardInterrupt
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Run ``acp-adapters`` with ``argv`` (default: the program's arguments); exits."""
+#: Whether the program's entry took the signals (not so for a program that calls the
+#: commands itself, a test's CliRunner).
+_taking: list[bool] = []
+
+
+def take_signals() -> None:
+    """The program's own handlers of SIGINT, SIGTERM and SIGHUP, again: a run that watched
+    the signals itself gives them back as the default actions (asyncio's way), and a
+    signal while the run's output is printed would end the program without a word."""
+    if not _taking:
+        return
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _raise)
     # Python's own handler does the same, but asyncio's runner replaces that one (and only
     # that one) with its own, which cancels the main task: a Ctrl-C in the moment before a
     # run watches the signals (:class:`~.live.StopSignals`) would be taken as a cancel.
     signal.signal(signal.SIGINT, _interrupt)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run ``acp-adapters`` with ``argv`` (default: the program's arguments); exits."""
+    _taking.append(True)
+    take_signals()
     try:
         import click
 

@@ -45,6 +45,7 @@ from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
 from ..timeline.items import TimelineItem
 from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
+from .entry import take_signals
 from .errors import (
     EXIT_AGENT_NOT_FOUND,
     EXIT_FAILED,
@@ -136,6 +137,12 @@ class StopSignals:
 
     async def watch(self, run: anyio.CancelScope) -> None:
         """Until ``run`` is cancelled: take the signals, and cancel ``run`` to stop."""
+        try:
+            await self._watch(run)
+        finally:
+            take_signals()  # the program's own again, for what is printed after the run
+
+    async def _watch(self, run: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(*_SIGNALS) as received:
             async with anyio.create_task_group() as waiting:
                 async for signum in received:
