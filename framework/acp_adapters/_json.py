@@ -70,6 +70,10 @@ class NotFiniteError(ValueError):
     """The text holds ``NaN``, ``Infinity`` or a number too large for a float: not JSON."""
 
 
+class TooDeepError(ValueError):
+    """The text's arrays and objects nest deeper than :data:`MAX_DEPTH`."""
+
+
 def _refuse_constant(word: str) -> Any:
     raise NotFiniteError(f"{word} is not JSON")
 
@@ -101,7 +105,7 @@ def loads(text: str | bytes, *, finite: bool = True) -> Any:
         else:
             value = json.loads(text)
     except RecursionError:
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
+        raise TooDeepError(f"JSON nested deeper than {MAX_DEPTH} levels") from None
     # Nesting takes two brackets a level: most texts are too short, or have too few
     # brackets, to check at all.
     if len(text) <= 2 * MAX_DEPTH:
@@ -112,7 +116,7 @@ def loads(text: str | bytes, *, finite: bool = True) -> Any:
         else text.count("{") + text.count("[")
     )
     if opening > MAX_DEPTH and _deeper_than(value, MAX_DEPTH):
-        raise ValueError(f"JSON nested deeper than {MAX_DEPTH} levels")
+        raise TooDeepError(f"JSON nested deeper than {MAX_DEPTH} levels")
     return value
 
 

@@ -11,6 +11,9 @@ Standard library only. Scenarios:
 ``huge``
     answers a prompt with one agent message chunk of ARG bytes (one line), then ends
     the turn ``end_turn``;
+``deep``
+    answers a prompt with a message chunk whose ``_meta`` nests ARG levels deep (a short
+    line), then one that does not, then ends the turn;
 ``cancelled``
     streams a message, then waits for ``session/cancel`` and ends the turn
     ``cancelled`` (after ARG seconds, default 0, to be slow about it);
@@ -62,6 +65,13 @@ def ask_client(request_id: int, method: str, params: dict[str, Any]) -> Any:
 def turn(request_id: Any) -> None:
     if SCENARIO == "huge":
         say("x" * int(ARG))
+    elif SCENARIO == "deep":
+        nested: Any = 0
+        for _ in range(int(ARG)):
+            nested = [nested]
+        content = {"type": "text", "text": "the hidden answer"}
+        update({"sessionUpdate": "agent_message_chunk", "content": content, "_meta": nested})
+        say("shown")
     elif SCENARIO == "cancelled":
         say("working on it")
         while (message := read()) is not None:

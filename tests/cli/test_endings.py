@@ -403,3 +403,21 @@ def test_a_reader_that_goes_away_ends_the_run_quietly_with_141(output: str) -> N
         err = running.stderr.read()
     assert running.wait(timeout=60) == 141, err
     assert err == ""
+
+
+def test_a_message_nested_past_the_limit_is_not_dropped_without_a_word(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    capture, work = tmp_path / "deep.jsonl", tmp_path / "work"
+    work.mkdir()
+    args = ("run", "--cwd", str(work), "--record", str(capture), "--format", "json")
+    result = cli(*args, "--command", ending("deep", "200"), "go")
+    assert result.exit_code == 1
+    assert "too deep: nested deeper than 128 levels" in one_error_line(result)
+    rows = json.loads(result.stdout)
+    (error,) = [row for row in rows if row["kind"] == "error"]
+    assert "a message nested deeper than 128 levels: it was dropped" in error["text"]
+    assert [row["text"] for row in rows if row["kind"] == "assistant_message"] == ["shown"]
+    live = json.loads(cli("replay", "--format", "json", str(capture)).stdout)
+    offline = json.loads(cli("replay", "--offline", "--format", "json", str(capture)).stdout)
+    assert _shown(live) == _shown(offline) == _shown(rows)

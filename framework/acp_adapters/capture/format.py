@@ -67,8 +67,9 @@ SESSION_CLOSED = "closed"
 #: (``too_many_elements``, ``limit`` values): ``{"dir": "dropped", "t": s, "reason":
 #: "line_too_long", "limit": 52428800}``. The timeline shows it as an error item.
 MESSAGE_DROPPED = "dropped"
-#: The reasons of a ``dropped`` line.
-DROPPED_REASONS = ("line_too_long", "too_many_elements")
+#: The reasons of a ``dropped`` line (``too_deep``: arrays and objects nested deeper than
+#: ``limit`` levels).
+DROPPED_REASONS = ("line_too_long", "too_many_elements", "too_deep")
 #: The recording client asked its application whether it may do what the agent asked of it
 #: (a file write, a command: a client action, under ``ask``), and how it was answered:
 #: ``{"dir": "decided", "t": s, "sessionId": id, "requestId": "client-action-1", "title":

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES
+from .._json import DEFAULT_MAX_ELEMENTS, DEFAULT_MAX_LINE_BYTES, MAX_DEPTH
 from .format import (
     AGENT_EXIT,
     AGENT_RAW,
@@ -251,6 +251,8 @@ def _dropped_again(dropped: DroppedLine) -> str | None:
         return '{"dropped":"' + "x" * (dropped.limit - 13) + '"}'  # limit + 1 bytes
     if dropped.reason == "too_many_elements" and dropped.limit <= DEFAULT_MAX_ELEMENTS:
         return "[" + "0," * dropped.limit + "0]"  # limit + 1 values, and one for the array
+    if dropped.reason == "too_deep" and dropped.limit <= MAX_DEPTH:
+        return "[" * (dropped.limit + 1) + "]" * (dropped.limit + 1)
     return None
 
 

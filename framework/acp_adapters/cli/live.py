@@ -507,7 +507,7 @@ def _outcome(session: Session, signals: StopSignals, failure: Failure | None) ->
 
 
 #: What the connection drops of an agent's message: it is missing from the timeline.
-_DROPPED = ("line_too_long", "too_many_elements")
+_DROPPED = ("line_too_long", "too_many_elements", "too_deep")
 
 
 def _dropped(session: Session, before: int) -> Failure | None:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .. import _json
 from ..capture.format import (
     AGENT_TO_CLIENT,
     CLIENT_TO_AGENT,
@@ -277,6 +278,7 @@ class Agent:
         limit = {
             "line_too_long": self.connection.max_line_bytes,
             "too_many_elements": self.connection.max_elements,
+            "too_deep": _json.MAX_DEPTH,
         }.get(problem.kind)
         if limit is not None:
             self.saw("dropped", {"reason": problem.kind, "limit": limit})

@@ -214,11 +214,10 @@ class Projector:
         """The connection dropped a message of the agent over its limits, unread: an error
         item says so, naming the limit (what the agent said there is missing)."""
         self._now = at
-        what = (
-            f"a line longer than {limit} bytes"
-            if reason == "line_too_long"
-            else f"a message of more than {limit} values"
-        )
+        what = {
+            "line_too_long": f"a line longer than {limit} bytes",
+            "too_many_elements": f"a message of more than {limit} values",
+        }.get(reason, f"a message nested deeper than {limit} levels")
         self._put(
             f"error:{next(self._errors)}",
             ErrorItem(

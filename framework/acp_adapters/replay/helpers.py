@@ -293,7 +293,9 @@ def recorded_limits(capture: CaptureSource) -> tuple[int, int]:
     for _, value in capture_values(capture):
         if isinstance(value, dict) and value.get("dir") == MESSAGE_DROPPED:
             line = dropped_line(value)
-            if line is not None and line.reason not in said and line.limit <= limits[line.reason]:
+            if line is None or line.reason not in limits:
+                continue  # too_deep: the library's one depth, not a connection's limit
+            if line.reason not in said and line.limit <= limits[line.reason]:
                 limits[line.reason] = line.limit
                 said.add(line.reason)
     return limits["line_too_long"], limits["too_many_elements"]

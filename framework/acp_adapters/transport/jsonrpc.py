@@ -55,6 +55,7 @@ from .._json import (
     LineSplitter,
     LineTooLong,
     NotFiniteError,
+    TooDeepError,
     count_elements,
 )
 from ..errors import AcpAdaptersError
@@ -338,17 +339,27 @@ class Connection:
         :class:`_Refused` for a request that holds what JSON does not have (``NaN``)."""
         try:
             message = _json.loads(line)  # the common case: UTF-8 JSON, read as it is
+        except TooDeepError:
+            return self._too_deep()
         except ValueError:
             text = line.decode("utf-8", errors="replace").strip()
             if not text:
                 return None
             try:
                 message = _json.loads(text)
+            except TooDeepError:
+                return self._too_deep()
             except ValueError as error:
                 self._problem("not_json", text[:200])
                 self._on_message("raw", text)
                 return self._refused(text) if isinstance(error, NotFiniteError) else None
         return message
+
+    def _too_deep(self) -> None:
+        """A message nested past the limit: dropped, as one over the other limits is (it
+        is JSON, and an agent's message: not a line of text to keep)."""
+        self._problem("too_deep", f"nested deeper than {_json.MAX_DEPTH} levels")
+        return None
 
     @staticmethod
     def _refused(text: str) -> _Refused | None:
