@@ -421,3 +421,31 @@ def test_a_message_nested_past_the_limit_is_not_dropped_without_a_word(
     live = json.loads(cli("replay", "--format", "json", str(capture)).stdout)
     offline = json.loads(cli("replay", "--offline", "--format", "json", str(capture)).stdout)
     assert _shown(live) == _shown(offline) == _shown(rows)
+
+
+def test_a_capture_of_many_dropped_messages_plays_a_few_again(cli: Invoke, tmp_path: Path) -> None:
+    # Each dropped line is played as a line just over its limit (50 MiB by default): a few
+    # lines of a capture must not make a replay build and send gigabytes.
+    from acp_adapters.capture.reader import MAX_DROPPED_PLAYED
+
+    capture = tmp_path / "one.jsonl"
+
+    async def record() -> None:
+        command = [sys.executable, str(AGENT), "huge", "4096"]
+        async with connect(
+            command=command, cwd=tmp_path, max_line_bytes=2048, record=capture
+        ) as session:
+            await session.prompt("go")
+
+    anyio.run(record)
+    lines = capture.read_text(encoding="utf-8").splitlines(keepends=True)
+    (dropped,) = [line for line in lines if '"dropped"' in line]
+    many = tmp_path / "many.jsonl"
+    many.write_text("".join(lines + [dropped] * 30), encoding="utf-8")
+    result = cli("replay", "--format", "json", str(many))
+    assert result.exit_code == 0, result.stderr
+    errors = [row for row in json.loads(result.stdout) if row["kind"] == "error"]
+    assert len(errors) == MAX_DROPPED_PLAYED
+    assert result.stderr.count("a message dropped over a limit of 2048, left out") == (
+        31 - MAX_DROPPED_PLAYED
+    )

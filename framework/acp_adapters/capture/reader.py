@@ -75,6 +75,9 @@ class Entry:
     stderr: str = ""
     #: When it happened (the line's ``t``, seconds), where the line says so as a number.
     at: float | None = None
+    #: A message the recording client's connection dropped (a ``dropped`` line, played as a
+    #: raw line just over its limit: see :func:`dropped_again`).
+    dropped: DroppedLine | None = None
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,7 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
     """Each line of a capture as an entry, a disk read, a checkpoint's line, or the warning
     that leaves it out; last, whether the file ends cut."""
     last: tuple[int, Any] | None = None
+    played_dropped = 0
     for number, value in capture_values(source):
         last = (number, value)
         if isinstance(value, Unreadable):
@@ -232,10 +236,11 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
             dropped = dropped_line(value)
             if dropped is None:
                 yield f"line {number}: not a dropped entry, left out"
-            elif (raw := _dropped_again(dropped)) is None:
+            elif not _replayable(dropped) or played_dropped >= MAX_DROPPED_PLAYED:
                 yield f"line {number}: a message dropped over a limit of {dropped.limit}, left out"
             else:
-                yield Entry(number, AGENT_RAW, raw=raw, at=_time(value))
+                played_dropped += 1
+                yield Entry(number, AGENT_RAW, at=_time(value), dropped=dropped)
         else:
             entry = _entry(number, value)
             yield f"line {number}: {entry}, left out" if isinstance(entry, str) else entry
@@ -243,17 +248,32 @@ def _read(source: CaptureSource) -> Iterator[Entry | DiskRead | dict[str, Any] |
         yield _Cut(last[0])
 
 
-def _dropped_again(dropped: DroppedLine) -> str | None:
+#: The most ``dropped`` lines one capture has played: each is a line of up to 50 MiB built and
+#: sent, and a few lines of a capture must not make a replay send gigabytes.
+MAX_DROPPED_PLAYED = 8
+_DROPPED_LIMITS = {
+    "line_too_long": DEFAULT_MAX_LINE_BYTES,
+    "too_many_elements": DEFAULT_MAX_ELEMENTS,
+    "too_deep": MAX_DEPTH,
+}
+
+
+def _replayable(dropped: DroppedLine) -> bool:
+    """Whether a replay sends the dropped message again: within the default limits only."""
+    return dropped.limit <= _DROPPED_LIMITS[dropped.reason] and (
+        dropped.reason != "line_too_long" or dropped.limit > 16
+    )
+
+
+def dropped_again(dropped: DroppedLine) -> str:
     """A line the replaying client drops as the recording client dropped the recorded one:
-    just over the same limit (the default ones only: a line is built whole, and a capture
-    must not make a replay build more than a default line's worth)."""
-    if dropped.reason == "line_too_long" and dropped.limit <= DEFAULT_MAX_LINE_BYTES:
+    just over the same limit. Built when it is played, one at a time (the replay agent
+    waits for it to be written before the next)."""
+    if dropped.reason == "line_too_long":
         return '{"dropped":"' + "x" * (dropped.limit - 13) + '"}'  # limit + 1 bytes
-    if dropped.reason == "too_many_elements" and dropped.limit <= DEFAULT_MAX_ELEMENTS:
+    if dropped.reason == "too_many_elements":
         return "[" + "0," * dropped.limit + "0]"  # limit + 1 values, and one for the array
-    if dropped.reason == "too_deep" and dropped.limit <= MAX_DEPTH:
-        return "[" * (dropped.limit + 1) + "]" * (dropped.limit + 1)
-    return None
+    return "[" * (dropped.limit + 1) + "]" * (dropped.limit + 1)
 
 
 def _time(value: dict[str, Any]) -> float | None:

@@ -54,7 +54,7 @@ from ..capture.format import (
     RequestKey,
     request_key,
 )
-from ..capture.reader import Capture, Entry, Part, connections, read_capture
+from ..capture.reader import Capture, Entry, Part, connections, dropped_again, read_capture
 from ..errors import CaptureError
 from ._pipes import END_OF_INPUT, Incoming, Input, NotJson, Output
 from .matching import ANY, Mismatch, compare, fill_marks, shown
@@ -280,6 +280,9 @@ class ReplayAgent:
         """Send what the recorded agent sent (or exit, as it did)."""
         if entry.direction == AGENT_TO_CLIENT:
             self._send_recorded(entry, index)
+        elif entry.direction == AGENT_RAW and entry.dropped is not None:
+            self._output.send(dropped_again(entry.dropped))
+            self._output.flush(self.timeout)  # one such line in memory at a time
         elif entry.direction == AGENT_RAW:
             self._output.send(self._live(entry.raw))
         elif entry.direction == AGENT_EXIT:
