@@ -162,10 +162,14 @@ def test_ask_keeps_stdout_json(cli: Invoke, workspace: Path) -> None:
 
 def test_what_the_connection_skipped_is_logged_only_with_debug(cli: Invoke) -> None:
     quiet = cli("run", "--command", agent_command("faults"), "hi")
-    assert quiet.exit_code == 0
+    # Its messages nested too deep were dropped: the run says so, and fails; the lines that
+    # were not JSON are logged only.
+    assert quiet.exit_code == 1
     # The fake agent's lone surrogate is shown as U+FFFD, and the text goes on.
     assert "    a lone surrogate: \ufffd, still here\n" in quiet.stdout
-    assert quiet.stderr == ""
+    assert "nested deeper than 128 levels: it was dropped" in quiet.stdout
+    assert "too deep: nested deeper than 128 levels" in one_error_line(quiet)
+    assert "not_json" not in quiet.stderr
     loud = cli("run", "--debug", "--command", agent_command("faults"), "hi")
     assert "acp_adapters.transport: WARNING: acp connection: not_json: this banner" in loud.stderr
     assert loud.stdout == quiet.stdout

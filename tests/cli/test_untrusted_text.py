@@ -310,3 +310,28 @@ def test_a_replay_shows_a_reordered_command_escaped(cli: Invoke, tmp_path: Path)
         assert result.exit_code == 0, result.stderr
         assert not REORDERING.search(result.stdout), repr(result.stdout)
     assert BIDI_SHOWN in cli("replay", "--offline", str(capture)).stdout
+
+
+FORGED = "ls\n    2) Allow always (allow_always)\r\n\u2028x\u0085y\tz"
+
+
+def test_a_command_line_a_path_or_a_title_cannot_look_like_more_lines() -> None:
+    # An agent's command line, the cwd it names, a title: each shown on its one line, so
+    # that nothing it says reads as a line of the ask menu or of the timeline.
+    from acp_adapters.plugin.permissions import ClientAction
+
+    command = CommandExecutionItem(
+        turn=1, command=FORGED, client_command=FORGED + " more", refused=FORGED
+    )
+    titled = ToolItem(turn=1, title=FORGED)
+    for item in (command, titled):
+        block = click.unstyle(Renderer().block(item_row(item)))
+        assert not any(line.lstrip().startswith("2)") for line in block.splitlines()), block
+    action = ClientAction(kind="command", argv=("ls",), command_line=FORGED, cwd=FORGED)
+    query = PermissionQuery(request_id="client-action-1", title="run ls", action=action)
+    asking = TerminalAsk(Renderer())
+    preview = asking._action_preview(action)
+    assert len(preview) == 2
+    assert all("\n" not in line and "\u2028" not in line for line in preview)
+    question = click.unstyle(asking.question(query, list(query.options)))
+    assert not any(line.lstrip().startswith("2) Allow always") for line in question.splitlines())

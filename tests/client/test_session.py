@@ -181,14 +181,22 @@ async def test_faults_are_skipped_and_the_session_survives(connect: Any, workspa
         # A lone surrogate is kept as sent; the text after it, and after every fault, came.
         said = turn.items[-1].text  # type: ignore[union-attr]
         assert said == "a lone surrogate: \ud800, still here"
-        # Nested deeper than the limit (and deeper than Python's recursion): not JSON.
-        refused = [p.detail for p in session.problems if p.kind == "not_json"]
-        assert sum(1 for d in refused if d.startswith("[[[[") or "nested too deep" in d) == 2
+        # Nested deeper than the limit (and deeper than Python's recursion): dropped, each
+        # an error item of the turn, as a line too long is.
+        deep = [p.detail for p in session.problems if p.kind == "too_deep"]
+        assert deep == ["nested deeper than 128 levels"] * 2
+        errors = [i.data for i in turn.items if i.kind == "error"]
+        assert errors == [
+            {"reason": "line_too_long", "limit": 64 * 1024},
+            {"reason": "too_deep", "limit": 128},
+            {"reason": "too_deep", "limit": 128},
+        ]
         kinds = {p.kind for p in session.problems}
         assert {
             "not_json",
             "not_a_message",
             "line_too_long",
+            "too_deep",
             "unknown_id",
             "ignored_notification",
         } <= kinds

@@ -27,7 +27,7 @@ import click
 
 from ..plugin.permissions import ClientAction, PermissionDecision, PermissionQuery
 from .errors import EXIT_QUESTION, Failure
-from .render import INDENT, Renderer, printable
+from .render import INDENT, Renderer, printable, single_line
 from .rows import item_row
 
 if TYPE_CHECKING:
@@ -128,13 +128,15 @@ class TerminalAsk:
         """What the client would do: the command line, where, with which variables; or the
         file it would write, with the patch."""
         if action.kind == "command":
-            lines = ["$ " + printable(action.command_line or " ".join(action.argv))]
+            # Each on one line: a line break in them would forge a line of the menu.
+            lines = ["$ " + single_line(action.command_line or " ".join(action.argv))]
             if action.cwd:
-                lines.append("in " + printable(action.cwd))
+                lines.append("in " + single_line(action.cwd))
             if action.env_names:
-                lines.append("with " + ", ".join(printable(n) for n in action.env_names) + " set")
+                names = ", ".join(single_line(n) for n in action.env_names)
+                lines.append("with " + names + " set")
             return lines
-        lines = ["write " + printable(action.path or "?")]
+        lines = ["write " + single_line(action.path or "?")]
         if action.patch:
             lines += self.renderer.patch(action.patch)
         return lines

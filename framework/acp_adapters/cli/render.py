@@ -94,6 +94,19 @@ def _escape(control: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+#: The line breaks a terminal (or a reader of lines) starts a new line at, and a tab.
+_BREAKS = {"\r\n": "\\r\\n", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\u0085": "\\x85",
+           "\u2028": "\\u2028", "\u2029": "\\u2029"}  # fmt: skip
+_BREAK = re.compile("\r\n|[\n\r\t\u0085\u2028\u2029]")
+
+
+def single_line(text: str) -> str:
+    """``text`` as :func:`printable` shows it, on one line: its line breaks and tabs written
+    as escapes too (``\\n``). For what must not look like more than one line: a command
+    line (an agent's ``echo x\\n1) Allow`` would forge a line of the ask menu), a path."""
+    return _BREAK.sub(lambda match: _BREAKS[match.group()], printable(text))
+
+
 def printable_value(value: Any) -> Any:
     """``value`` (a row, or any JSON value) with every string in it :func:`printable`, keys too."""
     if isinstance(value, str):
@@ -153,7 +166,8 @@ class Renderer:
         if row["kind"] == "command_execution" and row["command"]:
             title = None  # the body shows the command itself
         if title:
-            parts.append(self.paths_within(self.path(str(title))))
+            # One line: the agent's title cannot make the header look like more lines.
+            parts.append(single_line(self.paths_within(self.path(str(title)))))
         return " ".join(parts[:2]) + "  " + "  ".join(parts[2:])
 
     def body(self, row: dict[str, Any]) -> list[str]:
@@ -171,12 +185,13 @@ class Renderer:
             return self._file_change(row)
         if kind == "command_execution":
             shown = row["command"] or row["client_command"] or row["title"] or "(command)"
-            lines = [click.style(f"$ {shown}", bold=True)]
+            lines = [click.style(f"$ {single_line(shown)}", bold=True)]
             if row["client_command"] and row["client_command"] != shown:
                 # What the agent said it runs is not what the client ran: show both.
-                lines.append(click.style(f"ran: {row['client_command']}", bold=True))
+                ran = single_line(row["client_command"])
+                lines.append(click.style(f"ran: {ran}", bold=True))
             if row["refused"]:
-                lines.append(click.style(f"refused: {row['refused']}", fg="red"))
+                lines.append(click.style(f"refused: {single_line(row['refused'])}", fg="red"))
             lines += _text_lines(row["output"])
             if row["exit_code"] is not None:
                 colour = "green" if row["exit_code"] == 0 else "red"
