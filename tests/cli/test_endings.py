@@ -449,3 +449,23 @@ def test_a_capture_of_many_dropped_messages_plays_a_few_again(cli: Invoke, tmp_p
     assert result.stderr.count("a message dropped over a limit of 2048, left out") == (
         31 - MAX_DROPPED_PLAYED
     )
+
+
+def test_jsonl_of_a_named_session_writes_what_its_opening_added(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    # Each process of this agent has lost the sessions of the one before: the second run's
+    # opening renews the thread's session, with a notice, which jsonl writes.
+    agent = shlex.join([sys.executable, str(SESSIONS_AGENT), "--offer", "resume"])
+    base = ("run", "--command", agent, "--cwd", str(tmp_path), "--store", str(tmp_path / "s.db"))
+    for prompt in ("one", "two"):
+        result = cli(
+            *base, "-s", "work", "--format", "jsonl", prompt, env={"SESSIONS_AGENT_STATE": None}
+        )
+        assert result.exit_code == 0, result.stderr
+    items = [json.loads(line) for line in result.stdout.splitlines()]
+    items = [line for line in items if line["type"] == "item"]
+    assert [(row["kind"], row["title"]) for row in items if row["kind"] == "notice"] == [
+        ("notice", "the agent no longer had the session")
+    ]
+    assert {row["turn"] for row in items if row["kind"] != "notice"} == {2}

@@ -21,6 +21,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -376,6 +377,7 @@ async def run_session(
 
     wants_models = settings is not None and settings.model is not None
     prompts = [prompt] if isinstance(prompt, str) else list(prompt)
+    started = time.time()
     outcome: Outcome | None = None
     # Whether the rows (json) or the summary (jsonl) of a run that failed are out.
     printed = False
@@ -410,10 +412,12 @@ async def run_session(
                         before()
                         if jsonl is not None:
                             jsonl.session("opened", session.timeline.session_json())
-                            if thread is None:
-                                # A loaded session's history, as the agent replayed it; a
-                                # named session's earlier turns were written by their runs.
-                                for item in session.timeline.items:
+                            for item in session.timeline.items:
+                                # A loaded session's history, as the agent replayed it; of a
+                                # named session what this run added as it opened (a notice:
+                                # moved, a lost session renewed), its earlier turns written
+                                # by their own runs.
+                                if thread is None or (item.created_at or 0) >= started:
                                     jsonl.item(item)
                         elif printer is not None and session.timeline.items:
                             printer.finish(session.timeline.items)
