@@ -92,7 +92,7 @@ def test_an_agent_that_lost_the_session_gets_a_new_one_with_a_note(
     assert [r["id"] for r in json.loads(shown.stdout)] == [r["id"] for r in rows]
 
 
-@pytest.mark.parametrize("name", ["", "  ", "a\x1bb", "a\x9bb", "a\u202eb"])
+@pytest.mark.parametrize("name", ["", "  ", "a\x1bb", "a\x9bb", "a\u202eb", "a\udcffb"])
 def test_a_name_no_one_could_type_or_see_is_a_usage_error(
     cli: Invoke, tmp_path: Path, name: str
 ) -> None:

@@ -295,3 +295,19 @@ async def test_http_on_a_taken_port_fails_at_once_with_its_own_code(db: Path) ->
         f"Error: cannot listen on 127.0.0.1:{port}: Address already in use: stop what holds "
         "it, or pass another --port"
     ]
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_missing_store_is_an_error_and_none_is_made(tmp_path: Path, transport: str) -> None:
+    missing = tmp_path / "typo.db"
+    done = subprocess.run(
+        _command(missing, "--transport", transport, "--port", "0"),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"no store at {missing}" in done.stderr
+    assert not missing.exists()

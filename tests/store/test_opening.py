@@ -128,7 +128,9 @@ async def test_a_sqlite_file_uri_is_still_a_sqlite_store(tmp_path: Path) -> None
     assert (tmp_path / "uri.db").is_file()
 
 
-@pytest.mark.parametrize("name", ["", " ", "\t\n", "a\x1bb", "a\x9bb", "a\u202eb", "a\x00b"])
+@pytest.mark.parametrize(
+    "name", ["", " ", "\t\n", "a\x1bb", "a\x9bb", "a\u202eb", "a\x00b", "a\udcffb"]
+)
 async def test_a_name_no_one_could_type_or_see_is_refused(store: Store, name: str) -> None:
     with pytest.raises(InvalidThreadName):
         await store.create_thread(provider="generic", cwd="/w", name=name)
@@ -139,3 +141,16 @@ async def test_a_name_no_one_could_type_or_see_is_refused(store: Store, name: st
         await store.commit(thread.id, Commit(thread={"name": name}))
     assert (await store.thread(thread.id)).name is None
     await store.delete_thread(thread.id)
+
+
+async def test_a_sqlite_file_uri_has_the_safeguards_of_a_path(tmp_path: Path) -> None:
+    # Read-only opening makes nothing; a store made is its owner's only.
+    missing = tmp_path / "missing.db"
+    for uri in (f"file:{missing}", f"file://{missing}?mode=rwc"):
+        with pytest.raises(StoreNotFound):
+            await open_store(uri, create=False)
+        assert not missing.exists()
+    made = tmp_path / "made.db"
+    async with await open_store(f"file://{made}"):
+        pass
+    assert stat.S_IMODE(made.stat().st_mode) == 0o600

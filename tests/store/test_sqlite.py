@@ -80,15 +80,16 @@ async def test_json_is_kept_as_utf8_text(tmp_path: Path) -> None:
 
 async def test_a_threads_text_keeps_a_lone_surrogate(tmp_path: Path) -> None:
     async with await open_store(tmp_path / "store.db") as store:
+        # (A name holds none: a name is what a person types, see check_thread_name.)
         thread = await store.create_thread(
-            provider="generic", cwd="/w/\ud800", name="n\udfff", title="t\ud800"
+            provider="generic", cwd="/w/\ud800", name="n", title="t\ud800"
         )
         await store.commit(
             thread.id, Commit(turns=[Turn(thread.id, 1, "failed", error="bad \ud800 byte")])
         )
         thread = await store.thread(thread.id)
-        assert (thread.cwd, thread.name, thread.title) == ("/w/\ud800", "n\udfff", "t\ud800")
-        assert await store.thread_named("n\udfff") == thread
+        assert (thread.cwd, thread.name, thread.title) == ("/w/\ud800", "n", "t\ud800")
+        assert await store.thread_named("n") == thread
         assert (await store.turns(thread.id))[0].error == "bad \ud800 byte"
 
 

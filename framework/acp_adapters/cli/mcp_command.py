@@ -49,7 +49,15 @@ def mcp(store: str | None, transport: str, port: int) -> None:
         click.echo(f"Serving MCP at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
 
     async def serve() -> None:
-        async with await open_store(store if store is not None else default_store()) as opened:
+        from ..store.base import StoreNotFound
+        from .sessions import missing_store
+
+        try:
+            # The server only reads: it makes no store (a typo must not serve an empty one).
+            found = await open_store(store if store is not None else default_store(), create=False)
+        except StoreNotFound as error:
+            raise missing_store(error, store, None) from None
+        async with found as opened:
             try:
                 await run_server(create_server(opened), mode, port=port, on_listening=listening)
             except ListenError as error:

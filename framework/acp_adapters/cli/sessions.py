@@ -75,7 +75,7 @@ def _not_made_yet(store: str | None) -> bool:
     return store is None and not os.environ.get(STORE_ENV) and not default_store_path().exists()
 
 
-def _missing(error: StoreNotFound, store: str | None, name: str | None) -> Failure:
+def missing_store(error: StoreNotFound, store: str | None, name: str | None) -> Failure:
     """The error of a store that is not there (a read makes none)."""
     if _not_made_yet(store):
         what = f"the store has no session {name!r}" if name is not None else str(error)
@@ -99,7 +99,7 @@ def _run(function: Any, store: str | None, *args: Any, name: str | None = None) 
         try:
             opened = await open_store(store if store is not None else default_store(), create=False)
         except StoreNotFound as error:
-            raise _missing(error, store, name) from None
+            raise missing_store(error, store, name) from None
         async with opened:
             return await function(opened, *args)
 

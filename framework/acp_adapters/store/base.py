@@ -63,7 +63,9 @@ class InvalidThreadName(StoreError):
 #: What a thread's name may not hold: the C0 and C1 controls and DEL, the line and paragraph
 #: separators, and the bidirectional controls (a name is shown and typed as it is).
 _NOT_IN_NAMES = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    # A lone surrogate: no UTF-8 holds it (a command line's byte that is not UTF-8 comes so).
+    "\ud800-\udfff]"
 )
 
 
@@ -75,9 +77,8 @@ def check_thread_name(name: str) -> str:
     refused = _NOT_IN_NAMES.search(name)
     if refused is not None:
         code = ord(refused.group())
-        raise InvalidThreadName(
-            f"a session's name cannot hold a control character: {name!r} holds U+{code:04X}"
-        )
+        what = "a byte that is not UTF-8" if 0xD800 <= code <= 0xDFFF else "a control character"
+        raise InvalidThreadName(f"a session's name cannot hold {what}: {name!r} holds U+{code:04X}")
     return name
 
 

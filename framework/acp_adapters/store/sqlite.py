@@ -28,6 +28,7 @@ import json
 import os
 import sqlite3
 import time
+import urllib.parse
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -754,6 +755,21 @@ def _plain_path(path: str) -> bool:
     return path != ":memory:" and not path.startswith("file:")
 
 
+def _file_of(path: str) -> str | None:
+    """The file a store's location names: the path itself, or a ``file:`` URI's path; None
+    for a database in memory (``:memory:``, ``mode=memory``)."""
+    if _plain_path(path):
+        return path
+    if not path.startswith("file:"):
+        return None
+    parts = urllib.parse.urlsplit(path)
+    query = urllib.parse.parse_qs(parts.query)
+    named = urllib.parse.unquote(parts.path)
+    if "memory" in query.get("mode", ()) or named in ("", ":memory:"):
+        return None
+    return named
+
+
 def _made_private(path: str) -> None:
     """Make the store's file, when it is missing, readable and writable by its owner only:
     SQLite would make it as the umask says (0644 mostly: every local user reads every
@@ -796,11 +812,13 @@ def _write_ahead(connection: sqlite3.Connection, busy_timeout: float) -> None:
 def _connect(
     path: str, synchronous: Synchronous, busy_timeout: float, create: bool = True
 ) -> tuple[sqlite3.Connection, int]:
-    if not create and _plain_path(path) and not os.path.exists(path):
+    # A ``file:`` URI names a file as a path does: the same two safeguards.
+    file = _file_of(path)
+    if not create and file is not None and not os.path.exists(file):
         raise StoreNotFound(f"no store at {path}: there is no such file")
     _refuse_path(path)
-    if create and _plain_path(path):
-        _made_private(path)
+    if create and file is not None:
+        _made_private(file)
     try:
         connection = sqlite3.connect(
             path,
