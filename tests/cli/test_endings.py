@@ -86,7 +86,7 @@ def test_connect_refuses_a_start_timeout_out_of_range(tmp_path: Path) -> None:
             anyio.run(main, seconds)
 
 
-@pytest.mark.parametrize("what", ["folder", "not executable", "no format"])
+@pytest.mark.parametrize("what", ["folder", "not executable", "no format", "no interpreter"])
 def test_an_agent_that_cannot_be_executed_is_said_as_a_missing_one_is(
     cli: Invoke, tmp_path: Path, what: str
 ) -> None:
@@ -95,7 +95,8 @@ def test_an_agent_that_cannot_be_executed_is_said_as_a_missing_one_is(
         target.mkdir()
     else:
         target = tmp_path / "agent"
-        target.write_text("#!/bin/sh\necho hi\n" if what == "not executable" else "\x7fELF junk")
+        text = {"not executable": "#!/bin/sh\necho hi\n", "no interpreter": "#!/no/such/sh\n"}
+        target.write_text(text.get(what, "\x7fELF junk"))
         mode = 0o644 if what == "not executable" else 0o755
         target.chmod(mode)
         if what == "not executable" and os.geteuid() == 0:

@@ -449,6 +449,8 @@ async def run_session(
                 if error.reason == "not executable":
                     cause = error.__cause__
                     said = cause.strerror if isinstance(cause, OSError) else None
+                    if isinstance(cause, FileNotFoundError):
+                        said = "the interpreter its #! line names was not found"
                     why = f"cannot be executed ({(said or 'not a program').lower()})"
                 raise Failure(
                     f"cannot start the agent ({shlex.join(command)}): {command[0]!r} {why}; "

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import sys
 import time
 from collections import deque
@@ -1542,6 +1543,14 @@ async def _owner(
         try:
             process = await AgentProcess.start(command, cwd=workspace.cwd, env=agent_env)
         except FileNotFoundError as exc:
+            program = shutil.which(command[0], path=agent_env.get("PATH")) or command[0]
+            if os.path.isfile(program):
+                # It is there: what is missing is what its #! line names.
+                raise AgentNotFoundError(
+                    f"cannot start the agent: {command[0]!r} cannot be executed (the "
+                    "interpreter its #! line names was not found)",
+                    reason="not executable",
+                ) from exc
             raise AgentNotFoundError(
                 f"cannot start the agent: {command[0]!r} was not found "
                 "(install it, or pass command=[...])"
