@@ -93,6 +93,17 @@ RESOURCE_NOT_FOUND = -32002
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
 
 
+#: The lines of the client's own events, and how each is read (None: not one).
+_CLIENT_LINES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    DISK_READ: disk_read,
+    CHECKPOINT: checkpoint_line,
+    FILE_CHANGE: change_line,
+    SESSION_CLOSED: closed_session,
+    CLIENT_DECISION: decided_line,
+    MESSAGE_DROPPED: dropped_line,
+}
+
+
 def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:
     """The projectable entries of a capture, as its one line reader reads them (a file as it
     goes, cut at ``\\n`` only, with the live connection's limits); what is left out goes to
@@ -106,43 +117,14 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         if isinstance(entry, dict) and entry.get("dir") == AGENT_EXIT:
             yield entry
             continue
-        if isinstance(entry, dict) and entry.get("dir") == DISK_READ:
-            if disk_read(entry) is None:
-                problems.append(f"line {number}: not a disk entry")
-            else:
-                yield entry
-            continue
-        if isinstance(entry, dict) and entry.get("dir") == CHECKPOINT:
-            if checkpoint_line(entry) is None:
-                problems.append(f"line {number}: not a checkpoint entry")
-            else:
-                yield entry
-            continue
-        if isinstance(entry, dict) and entry.get("dir") == FILE_CHANGE:
-            if change_line(entry) is None:
-                problems.append(f"line {number}: not a change entry")
-            else:
-                yield entry
-            continue
-        if isinstance(entry, dict) and entry.get("dir") == SESSION_CLOSED:
-            if closed_session(entry) is None:
-                problems.append(f"line {number}: not a closed entry")
-            else:
-                yield entry
-            continue
-        if isinstance(entry, dict) and entry.get("dir") == UNRECORDED:
+        kind = entry.get("dir") if isinstance(entry, dict) else None
+        if kind == UNRECORDED:
             size = entry.get("bytes")
             problems.append(f"line {number}: an event too large to record ({size} bytes)")
             continue
-        if isinstance(entry, dict) and entry.get("dir") == CLIENT_DECISION:
-            if decided_line(entry) is None:
-                problems.append(f"line {number}: not a decided entry")
-            else:
-                yield entry
-            continue
-        if isinstance(entry, dict) and entry.get("dir") == MESSAGE_DROPPED:
-            if dropped_line(entry) is None:
-                problems.append(f"line {number}: not a dropped entry")
+        if isinstance(kind, str) and kind in _CLIENT_LINES:
+            if _CLIENT_LINES[kind](entry) is None:
+                problems.append(f"line {number}: not a {kind} entry")
             else:
                 yield entry
             continue
