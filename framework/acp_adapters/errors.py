@@ -1,8 +1,62 @@
-"""The errors acp-adapters raises. Each says who raises it and what the user sees."""
+"""The errors acp-adapters raises. Each says who raises it and what the user sees.
+
+Every public error of the package is importable from here: those defined with the layer
+that raises them (the store's, the connection's, the registry's, ...) are found in their
+modules when first asked for (:data:`_ELSEWHERE`), so that this module, which every layer
+imports, imports none of them.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .client.guest import QueuedTurnFailed
+    from .client.ownership import LeaseLost
+    from .plugin.rules import RulesError
+    from .registry.download import DownloadError
+    from .registry.errors import RegistryError
+    from .registry.install import InstallError
+    from .store.base import (
+        InvalidThreadName,
+        StoreError,
+        StoreNotFound,
+        ThreadBusy,
+        ThreadMoved,
+        ThreadNotFound,
+    )
+    from .store.patches import MissingEvidence, RevertConflict
+    from .transport.jsonrpc import ConnectionClosed, RpcError
+
+#: The public errors defined in the modules of the layer that raises them.
+_ELSEWHERE = {
+    "ConnectionClosed": ".transport.jsonrpc",
+    "DownloadError": ".registry.download",
+    "InstallError": ".registry.install",
+    "InvalidThreadName": ".store.base",
+    "LeaseLost": ".client.ownership",
+    "MissingEvidence": ".store.patches",
+    "QueuedTurnFailed": ".client.guest",
+    "RegistryError": ".registry.errors",
+    "RevertConflict": ".store.patches",
+    "RpcError": ".transport.jsonrpc",
+    "RulesError": ".plugin.rules",
+    "StoreError": ".store.base",
+    "StoreNotFound": ".store.base",
+    "ThreadBusy": ".store.base",
+    "ThreadMoved": ".store.base",
+    "ThreadNotFound": ".store.base",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __package__), name)
+    globals()[name] = value
+    return value
 
 
 class AcpAdaptersError(Exception):
@@ -123,3 +177,39 @@ class ListenError(AcpAdaptersError):
     def __init__(self, message: str, *, port: int) -> None:
         super().__init__(message)
         self.port = port
+
+
+__all__ = [
+    "AcpAdaptersError",
+    "AgentNotFoundError",
+    "AuthenticationRequiredError",
+    "CapabilityError",
+    "CaptureError",
+    "CheckpointError",
+    "ConnectionClosed",
+    "DownloadError",
+    "DuplicateProviderError",
+    "InstallError",
+    "InvalidThreadName",
+    "LeaseLost",
+    "ListenError",
+    "McpServerError",
+    "MissingEvidence",
+    "PluginError",
+    "PluginLoadError",
+    "PromptCancelled",
+    "PromptCapabilityError",
+    "ProtocolVersionError",
+    "QueuedTurnFailed",
+    "RegistryError",
+    "RevertConflict",
+    "RpcError",
+    "RulesError",
+    "StartTimeoutError",
+    "StoreError",
+    "StoreNotFound",
+    "ThreadBusy",
+    "ThreadMoved",
+    "ThreadNotFound",
+    "UnknownProviderError",
+]
