@@ -65,7 +65,6 @@ from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.projector import Projector
 from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
-from ..registry.launch import base_environment
 from ..runtime import CONTENT_BUDGET, CheckpointMark, SessionState
 from ..store.base import (
     LEASE_SECONDS,
@@ -82,6 +81,7 @@ from ..store.base import (
 )
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
+from ..transport.environment import base_environment
 from ..transport.jsonrpc import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_LINE_BYTES,

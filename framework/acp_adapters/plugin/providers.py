@@ -57,7 +57,7 @@ class LaunchSpec:
     ``inherit_env``: whether the agent starts with this process's whole environment under
     ``env``; False gives it only a minimal base (``PATH``, ``HOME``, the locale, the
     temporary folder, the npm and uv caches and proxies:
-    :func:`acp_adapters.registry.launch.base_environment`), so that no secret of this
+    :func:`acp_adapters.transport.environment.base_environment`), so that no secret of this
     process reaches an agent the application did not hand it to (``connect(env=...)``).
 
     Frozen; ``args`` may be given as a list (it is kept as a tuple); a field of the wrong
