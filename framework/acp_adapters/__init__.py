@@ -8,8 +8,9 @@ plays an agent) starts without loading the rest of the package.
   ``Checkpointing`` and ``CheckpointLimits`` (how a session checkpoints its folders);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
 * timelines: ``project_capture`` and the item classes;
-* plugins: ``hookimpl``, ``get_plugin_manager``, ``Hooks``, ``Provider``, ``LaunchSpec``,
-  ``ProviderRegistrar`` (what ``register_providers`` is handed);
+* plugins: ``hookimpl``, ``for_provider`` (a hook of one provider), ``get_plugin_manager``,
+  ``Hooks``, ``Provider``, ``LaunchSpec``, ``ProviderRegistrar`` (what ``register_providers``
+  is handed);
 * helpers for projections: ``tool_status``, ``count_changes``, ``FileContents``,
   ``file_contents_from_fs``, ``file_change_from_contents``, ``with_proposed_diffs``,
   ``command_item``, ``DiffPatch`` and ``diff_patch_of`` (what ``project_diff_patch`` answers).
@@ -64,7 +65,7 @@ if TYPE_CHECKING:
         UnknownProviderError,
     )
     from .plugin.hooks import Hooks
-    from .plugin.hookspecs import hookimpl
+    from .plugin.hookspecs import for_provider, hookimpl
     from .plugin.manager import get_plugin_manager
     from .plugin.permissions import (
         ActionDecision,
@@ -198,6 +199,7 @@ _EXPORTS = {
     "file_patches": ".diff",
     "get_plugin_manager": ".plugin.manager",
     "hookimpl": ".plugin.hookspecs",
+    "for_provider": ".plugin.hookspecs",
     "load_rules": ".plugin.rules",
     "project_capture": ".projection.traffic",
     "capture_sessions": ".projection.traffic",
@@ -288,6 +290,7 @@ __all__ = [
     "file_change_from_contents",
     "file_contents_from_fs",
     "file_patches",
+    "for_provider",
     "get_plugin_manager",
     "hookimpl",
     "load_rules",

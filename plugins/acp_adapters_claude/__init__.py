@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from acp_adapters import hookimpl
+from acp_adapters import for_provider, hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, tool_response, true_contents
 
@@ -27,11 +27,10 @@ def register_providers(register: ProviderRegistrar) -> None:
 
 
 @hookimpl
+@for_provider(PROVIDER_ID)
 def project_file_change(
     provider: Provider, tool_call: ToolCall, session: SessionView
 ) -> FileChangeItem | None:
-    if provider.id != PROVIDER_ID:
-        return None
     response = tool_response(tool_call.meta_seen)
     truth = true_contents(response) if response is not None else None
     if truth is None:

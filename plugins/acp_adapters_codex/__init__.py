@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp_adapters import hookimpl
+from acp_adapters import for_provider, hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, codex_changes, command_line, moves
 
@@ -37,10 +37,11 @@ def register_providers(register: ProviderRegistrar) -> None:
 
 
 @hookimpl
+@for_provider(PROVIDER_ID)
 def project_tool_call(
     provider: Provider, tool_call: ToolCall, session: SessionView
 ) -> TimelineItem | None:
-    if provider.id != PROVIDER_ID or tool_call.kind not in ("read", "search", "execute"):
+    if tool_call.kind not in ("read", "search", "execute"):
         return None
     command = command_line(tool_call.raw_input)
     if command is None:
@@ -58,11 +59,10 @@ def project_tool_call(
 
 
 @hookimpl
+@for_provider(PROVIDER_ID)
 def project_file_change(
     provider: Provider, tool_call: ToolCall, session: SessionView
 ) -> FileChangeItem | None:
-    if provider.id != PROVIDER_ID:
-        return None
     renamed = moves(tool_call.raw_input)
     if not renamed:
         return None

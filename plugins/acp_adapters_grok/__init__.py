@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from acp_adapters import hookimpl
+from acp_adapters import for_provider, hookimpl
 
 from .provider import PROVIDER, PROVIDER_ID, XAI_META_PREFIX
 
@@ -65,6 +65,7 @@ def _get(value: Any, key: str) -> Any:
 
 
 @hookimpl
+@for_provider(PROVIDER_ID)
 def normalize_diff_content(
     provider: Provider,
     tool_call: ToolCall,
@@ -73,7 +74,7 @@ def normalize_diff_content(
 ) -> tuple[ToolContent, ...] | None:
     from acp_adapters import DiffV1, file_contents_from_fs
 
-    if provider.id != PROVIDER_ID or file_contents_from_fs(tool_call, session):
+    if file_contents_from_fs(tool_call, session):
         return None  # the built-in true patch, from what the agent wrote through the client
     last: dict[str, DiffV1] = {}
     for item in content:

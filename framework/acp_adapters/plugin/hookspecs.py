@@ -14,7 +14,10 @@ or read-only (the session view): return new objects, never change what you got.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import functools
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import pluggy
 
@@ -38,6 +41,38 @@ PROJECT_NAME = "acp_adapters"
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+_Hook = TypeVar("_Hook", bound=Callable[..., Any])
+
+
+def for_provider(provider_id: str) -> Callable[[_Hook], _Hook]:
+    """A hook implementation that answers for one provider only: for any other it returns
+    None (the next implementation answers), without being called. Under ``@hookimpl``::
+
+        @hookimpl
+        @for_provider("mine")
+        def project_file_change(provider, tool_call, session): ...
+
+    The hook's own parameters stay as they are (pluggy reads them through the wrapper); it
+    must take ``provider``.
+    """
+
+    def decorate(function: _Hook) -> _Hook:
+        names = list(inspect.signature(function).parameters)
+        if "provider" not in names:
+            raise TypeError(f"{function.__qualname__} takes no provider: for_provider needs it")
+        position = names.index("provider")
+
+        @functools.wraps(function)
+        def answer(*args: Any, **kwargs: Any) -> Any:
+            provider = kwargs["provider"] if "provider" in kwargs else args[position]
+            if getattr(provider, "id", None) != provider_id:
+                return None
+            return function(*args, **kwargs)
+
+        return cast(_Hook, answer)
+
+    return decorate
 
 
 @hookspec

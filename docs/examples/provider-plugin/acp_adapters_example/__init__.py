@@ -19,6 +19,7 @@ from acp_adapters import (
     ToolCall,
     count_changes,
     file_contents_from_fs,
+    for_provider,
     hookimpl,
     tool_status,
     unified_diff,
@@ -50,11 +51,10 @@ CONTEXT = 10
 
 
 @hookimpl
+@for_provider(PROVIDER_ID)  # not ours: None, and the next plugin (the built-in one) answers
 def project_file_change(
     provider: Provider, tool_call: ToolCall, session: SessionView
 ) -> FileChangeItem | None:
-    if provider.id != PROVIDER_ID:
-        return None  # not ours: the next plugin (in the end the built-in one) answers
     files = file_contents_from_fs(tool_call, session)
     if not files:
         return None
