@@ -470,3 +470,19 @@ def test_jsonl_of_a_named_session_writes_what_its_opening_added(
         ("notice", "the agent no longer had the session")
     ]
     assert {row["turn"] for row in items if row["kind"] != "notice"} == {2}
+
+
+def test_the_sessions_own_store_and_recording_in_its_folder_are_not_its_changes(
+    cli: Invoke, tmp_path: Path
+) -> None:
+    # Kept inside the session's folder, the store (and SQLite's files beside it) and the
+    # recording change with every commit and line: none of it is the agent's doing.
+    notes = tmp_path / "notes.txt"
+    result = cli(
+        "run", "--cwd", str(tmp_path), "--store", str(tmp_path / "s [1].db"), "-s", "t",
+        "--record", str(tmp_path / "rec.jsonl"), "--format", "json",
+        "--command", ending("write", str(notes)), "go", input="1\n",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    changed = [row["paths"] for row in json.loads(result.stdout) if row["kind"] == "file_change"]
+    assert changed == [[str(notes.resolve())]]

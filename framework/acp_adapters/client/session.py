@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import sys
 import time
@@ -39,6 +40,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from functools import partial
+from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar, overload
 
 import anyio
@@ -1353,6 +1355,12 @@ async def connect(
         taker = Checkpointing() if checkpoints else None
     else:
         taker = checkpoints
+    if isinstance(taker, Checkpointing):
+        # The session's own files in its folders (its recording, its store) are not the
+        # agent's changes: each commit or line written would be a file change of the turn.
+        own = _ignore_lines(_own_files(record, store), workspace.roots)
+        if own:
+            taker = replace(taker, ignore=(*taker.ignore, *own))
     settings = SessionSettings(
         workspace=workspace,
         policy=the_policy,
@@ -1489,6 +1497,35 @@ async def connect(
         if opened_store is not None:
             with anyio.CancelScope(shield=True):
                 await opened_store.close()
+
+
+def _own_files(
+    record: str | os.PathLike[str] | None, store: Store | str | os.PathLike[str] | None
+) -> list[str]:
+    """The files the session itself writes: its recording, and a SQLite store's file with
+    the journal files SQLite keeps beside it."""
+    files = [os.fspath(record)] if record is not None else []
+    location = store.location if isinstance(store, Store) else store
+    if isinstance(location, os.PathLike) or (
+        isinstance(location, str) and "://" not in location and not location.startswith("file:")
+    ):
+        database = os.fspath(location)
+        if database != ":memory:":
+            files += [database, *(database + end for end in ("-wal", "-shm", "-journal"))]
+    return files
+
+
+def _ignore_lines(files: Sequence[str], roots: Sequence[Path]) -> list[str]:
+    """Gitignore lines that leave ``files`` out of the checkpoints of ``roots``: each
+    anchored to the root it lies in, its special characters escaped."""
+    lines = []
+    for file in files:
+        real = Path(os.path.realpath(file))
+        for root in roots:
+            if root in real.parents:
+                relative = real.relative_to(root).as_posix()
+                lines.append("/" + re.sub(r"([\\*?\[\]]|\s$)", r"\\\1", relative))
+    return lines
 
 
 async def _no_op(error: Any) -> None:
