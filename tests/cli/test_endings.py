@@ -440,9 +440,10 @@ def test_a_capture_of_many_dropped_messages_plays_a_few_again(cli: Invoke, tmp_p
 
     anyio.run(record)
     lines = capture.read_text(encoding="utf-8").splitlines(keepends=True)
-    (dropped,) = [line for line in lines if '"dropped"' in line]
+    (at,) = [number for number, line in enumerate(lines) if '"dropped"' in line]
     many = tmp_path / "many.jsonl"
-    many.write_text("".join(lines + [dropped] * 30), encoding="utf-8")
+    # The copies within the turn, where the first was: before the answer that ends it.
+    many.write_text("".join(lines[:at] + [lines[at]] * 31 + lines[at + 1 :]), encoding="utf-8")
     result = cli("replay", "--format", "json", str(many))
     assert result.exit_code == 0, result.stderr
     errors = [row for row in json.loads(result.stdout) if row["kind"] == "error"]
