@@ -27,6 +27,8 @@ class _Terminated(BaseException):
 #: break out as (a C extension may wrap the KeyboardInterrupt in an error of its own), the
 #: program ends as the signal does.
 _received: list[int] = []
+#: Those not yet seen by a run's watcher of the signals (:func:`take_pending`).
+_pending: list[int] = []
 
 
 def received_signal() -> int | None:
@@ -34,13 +36,24 @@ def received_signal() -> int | None:
     return _received[0] if _received else None
 
 
+def take_pending() -> int | None:
+    """The first signal taken here since the last call, if any. A run's watcher asks as it
+    starts: Python drops what a handler raises while a finalizer (``__del__``, a weakref's
+    callback) runs, and a Ctrl-C taken then would otherwise be lost."""
+    first = _pending[0] if _pending else None
+    _pending.clear()
+    return first
+
+
 def _raise(signum: int, _frame: FrameType | None) -> None:
     _received.append(signum)
+    _pending.append(signum)
     raise _Terminated(signum)
 
 
 def _interrupt(signum: int, _frame: FrameType | None) -> None:
     _received.append(signum)
+    _pending.append(signum)
     raise KeyboardInterrupt
 
 

@@ -46,7 +46,7 @@ from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
 from ..timeline.items import TimelineItem
 from .asking import Lines, NonInteractive, NoQuestions, TerminalAsk, terminal_lines
-from .entry import take_signals
+from .entry import take_pending, take_signals
 from .errors import (
     EXIT_AGENT_NOT_FOUND,
     EXIT_FAILED,
@@ -145,6 +145,13 @@ class StopSignals:
 
     async def _watch(self, run: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(*_SIGNALS) as received:
+            missed = take_pending()
+            if missed is not None:
+                # Taken before this watcher, and lost on its way (see take_pending).
+                if missed == signal.SIGHUP:
+                    _silence()
+                await self._stop(run, missed)
+                return
             async with anyio.create_task_group() as waiting:
                 async for signum in received:
                     if (
