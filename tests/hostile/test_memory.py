@@ -15,7 +15,7 @@ import pytest
 
 from acp_adapters import connect
 from acp_adapters.runtime import FileEvent, Reducer, SessionState
-from acp_adapters.runtime.model import FileStore, content_digest
+from acp_adapters.runtime.file_store import FileStore, content_digest
 
 from .scripts import Script, pipelining_agent
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..runtime.model import ConfigOption
+from ..runtime.values import ConfigOption
 from ..transport import RpcError
 from .errors import EXIT_SESSION_OPTION, Failure, explain
 

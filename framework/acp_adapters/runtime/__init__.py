@@ -1,7 +1,10 @@
 """The version-neutral runtime model of a session, and the reducer that builds it."""
 
-from .model import (
-    CONTENT_BUDGET,
+from .file_store import CONTENT_BUDGET, FileEvent
+from .paths import tool_call_paths
+from .reducer import TERMINAL_STATUSES, Change, Reducer
+from .state import SessionState, SessionView
+from .values import (
     Block,
     CheckpointedFile,
     CheckpointMark,
@@ -9,7 +12,6 @@ from .model import (
     DiffChange,
     DiffV1,
     DiffV2,
-    FileEvent,
     FileSide,
     Location,
     Message,
@@ -17,8 +19,6 @@ from .model import (
     PathChange,
     PermissionRequest,
     Plan,
-    SessionState,
-    SessionView,
     TerminalRef,
     ToolCall,
     ToolContent,
@@ -26,8 +26,6 @@ from .model import (
     UnknownContent,
     UnknownUpdate,
 )
-from .paths import tool_call_paths
-from .reducer import TERMINAL_STATUSES, Change, Reducer
 
 __all__ = [
     "CONTENT_BUDGET",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .model import DiffV1, DiffV2, ToolCall
+from .values import DiffV1, DiffV2, ToolCall
 
 #: Keys of a tool call's raw input that name a file, as agents in the wild send them.
 PATH_KEYS = ("path", "file_path", "filePath", "abs_path", "absolute_path", "notebook_path")

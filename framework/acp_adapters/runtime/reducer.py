@@ -1,12 +1,12 @@
 """One reducer for every update of both protocol versions.
 
 :class:`Reducer` applies what arrives in a session to its
-:class:`~acp_adapters.runtime.model.SessionState`: ``session/update``
+:class:`~acp_adapters.runtime.state.SessionState`: ``session/update``
 notifications of either version, the tool call a permission request carries,
 the client's file-system answers and the agent's writes, and turn boundaries.
 It never raises on what an agent sends: an update that is invalid by its
 version's schema, or of a kind not known here, is kept as an
-:class:`~acp_adapters.runtime.model.UnknownUpdate`.
+:class:`~acp_adapters.runtime.values.UnknownUpdate`.
 
 Update semantics:
 
@@ -31,8 +31,11 @@ from typing import Any, ClassVar, Literal
 from pydantic import TypeAdapter, ValidationError
 
 from ..protocol import parse_notification, v1, v2
+from .file_store import FileEvent
 from .folders import resolved_path
-from .model import (
+from .paths import tool_call_paths
+from .state import SessionState
+from .values import (
     Block,
     CheckpointMark,
     Command,
@@ -42,7 +45,6 @@ from .model import (
     DiffChange,
     DiffV1,
     DiffV2,
-    FileEvent,
     Location,
     Message,
     MessageRole,
@@ -52,7 +54,6 @@ from .model import (
     PermissionRequest,
     Plan,
     PlanEntry,
-    SessionState,
     Terminal,
     TerminalRef,
     ToolCall,
@@ -62,7 +63,6 @@ from .model import (
     UnknownUpdate,
     Usage,
 )
-from .paths import tool_call_paths
 
 #: The single plan of a v1 session.
 V1_PLAN_ID = "plan"

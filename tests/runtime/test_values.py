@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from acp_adapters.runtime.model import Block, Message
+from acp_adapters.runtime.values import Block, Message
 
 
 def text(words: str) -> Block:
