@@ -126,7 +126,7 @@ async def test_what_the_agent_detached_is_killed_and_reaped_at_close(folder: Pat
 
 @LINUX
 def test_this_process_is_made_a_child_subreaper_once() -> None:
-    from acp_adapters.transport.process import become_subreaper
+    from acp_adapters.transport.families import become_subreaper
 
     assert become_subreaper() is True
     libc = ctypes.CDLL(None, use_errno=True)

@@ -84,12 +84,12 @@ from ..store.base import (
 from ..timeline.items import TimelineItem
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.environment import base_environment
+from ..transport.families import become_subreaper
 from ..transport.jsonrpc import (
     DEFAULT_MAX_ELEMENTS,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_PENDING_REQUESTS,
 )
-from ..transport.process import become_subreaper
 from ..workspace.objects import CheckpointError
 from .agent import CLIENT_INFO, Agent, SessionPage, auth_required
 from .answers import (

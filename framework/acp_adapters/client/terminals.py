@@ -51,7 +51,8 @@ from anyio.abc import Process, TaskGroup
 
 from ..runtime.commands import changes_what_runs, command_argv, find_program, user_path
 from ..transport import RpcError
-from ..transport.process import ProcessFamily, WatchedStream, end_families, processes_visible
+from ..transport.families import ProcessFamily, end_families, processes_visible
+from ..transport.process import WatchedStream
 from .workspace import FORBIDDEN, INVALID_PARAMS, Workspace
 
 #: The default output limit when the agent sets none.

@@ -1,4 +1,4 @@
-"""The transport layer: JSON-RPC over newline-delimited JSON, and the agent's process.
+"""The transport layer: JSON-RPC over newline-delimited JSON, the agent's process, its family.
 
 The only layer that touches processes and time, with ``client``.
 """
