@@ -1,15 +1,13 @@
-"""install_binary against a loopback server: good archives, hostile ones, the cache and its lock."""
+"""install_binary against a loopback server: good archives, the download, the cmd, the cache
+and its lock. What an archive may hold is tests/registry/test_archives.py's."""
 
 from __future__ import annotations
 
 import json
-import os
 import queue
-import stat
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,26 +15,17 @@ import filelock
 import platformdirs
 import pytest
 
-from acp_adapters.errors import AcpAdaptersError
 from acp_adapters.registry.install import (
     CACHE_ENV,
     InstallError,
-    archive_kind,
     default_cache_dir,
     install_binary,
     installed_binary,
 )
 
 from .archives import (
-    AGENT_OUTPUT,
     AGENT_SCRIPT,
-    Device,
-    Dir,
-    Entry,
-    Fifo,
     File,
-    Hardlink,
-    Symlink,
     agent_entries,
     sha256_hex,
     tar_bz2,
@@ -44,84 +33,7 @@ from .archives import (
     zip_archive,
 )
 from .http_server import LoopbackServer
-
-AGENT = "test-agent"
-VERSION = "1.0.0"
-PLATFORM = "linux-x86_64"
-PREFIX = f"cannot install agent {AGENT!r} {VERSION} ({PLATFORM}): "
-PACKERS = {"tar.gz": tar_gz, "zip": zip_archive}
-
-posix_only = pytest.mark.skipif(os.name != "posix", reason="runs a script through its shebang")
-
-
-@pytest.fixture
-def server() -> Iterator[LoopbackServer]:
-    with LoopbackServer() as running:
-        yield running
-
-
-@pytest.fixture
-def cache(tmp_path: Path) -> Path:
-    return tmp_path / "cache"
-
-
-def install(
-    server: LoopbackServer,
-    cache: Path,
-    name: str,
-    body: bytes,
-    *,
-    cmd: str = "./bin/agent",
-    version: str = VERSION,
-    checksum: bool = True,
-    **options: Any,
-) -> Path:
-    url = server.add(f"/releases/{version}/{name}", body)
-    options.setdefault("sha256", sha256_hex(body) if checksum else None)
-    return install_binary(
-        AGENT,
-        version,
-        PLATFORM,
-        archive_url=url,
-        cmd=cmd,
-        cache_dir=cache,
-        allow_loopback_http=True,
-        **options,
-    )
-
-
-def left_in(cache: Path) -> list[str]:
-    """What the cache holds, but for the lock files."""
-    if not cache.exists():
-        return []
-    return sorted(
-        p.relative_to(cache).as_posix()
-        for p in cache.rglob("*")
-        if p.relative_to(cache).parts[0] != ".locks"
-    )
-
-
-def refused(server: LoopbackServer, cache: Path, name: str, body: bytes, **options: Any) -> str:
-    """Install, expecting an InstallError; the cache is as it was; the error's reason."""
-    with pytest.raises(InstallError) as caught:
-        install(server, cache, name, body, **options)
-    error = caught.value
-    assert str(error) == PREFIX + error.reason
-    assert (error.agent_id, error.version, error.platform) == (AGENT, VERSION, PLATFORM)
-    assert isinstance(error, AcpAdaptersError)
-    assert left_in(cache) == []
-    assert (
-        installed_binary(AGENT, VERSION, PLATFORM, options.get("cmd", "./bin/agent"), cache) is None
-    )
-    return error.reason
-
-
-def runs(path: Path) -> None:
-    assert path.stat().st_mode & stat.S_IXUSR
-    if os.name == "posix":
-        done = subprocess.run([str(path)], capture_output=True, text=True, check=True)
-        assert done.stdout == AGENT_OUTPUT + "\n"
-
+from .installs import AGENT, PLATFORM, VERSION, install, left_in, refused, runs
 
 # -- good archives ------------------------------------------------------------------------------
 
@@ -184,20 +96,6 @@ def test_progress_is_reported(server: LoopbackServer, cache: Path) -> None:
     install(server, cache, "agent.tar.gz", body, progress=lambda d, t: seen.append((d, t)))
     assert seen[0] == (0, len(body))
     assert seen[-1] == (len(body), len(body))
-
-
-def test_links_inside_the_folder_are_kept(server: LoopbackServer, cache: Path) -> None:
-    entries: list[Entry] = [
-        Dir("lib"),
-        File("lib/agent-1.0", AGENT_SCRIPT, 0o755),
-        Dir("bin"),
-        Symlink("bin/agent", "../lib/agent-1.0"),
-        Hardlink("lib/agent-copy", "lib/agent-1.0"),
-    ]
-    path = install(server, cache, "agent.tar.gz", tar_gz(entries))
-    assert path.is_symlink()
-    runs(path)
-    assert (path.parent.parent / "lib" / "agent-copy").read_bytes() == AGENT_SCRIPT
 
 
 # -- what the download may do -------------------------------------------------------------------
@@ -294,143 +192,6 @@ def test_a_download_that_stalls_times_out(server: LoopbackServer, cache: Path) -
         )
     assert caught.value.reason == f"download of {url} failed: timed out after 0.3 s"
     assert left_in(cache) == []
-
-
-@pytest.mark.parametrize("suffix", [".dmg", ".pkg", ".deb", ".rpm", ".msi"])
-def test_installer_formats_are_refused_without_a_download(
-    server: LoopbackServer, cache: Path, suffix: str
-) -> None:
-    reason = refused(server, cache, f"agent{suffix}", b"installer")
-    assert reason == f"installer formats ({suffix}) are not supported"
-    assert server.requests == []
-
-
-def test_an_archive_whose_bytes_are_not_its_kind_is_refused(
-    server: LoopbackServer, cache: Path
-) -> None:
-    reason = refused(server, cache, "agent.tar.gz", zip_archive(agent_entries()))
-    assert (
-        reason
-        == "the archive is named .tar.gz but is not gzip data (it starts with b'PK\\x03\\x04')"
-    )
-    reason = refused(server, cache, "agent.zip", tar_gz(agent_entries()))
-    assert reason.startswith("the archive is named .zip but is not a zip file")
-
-
-def test_a_corrupt_archive_is_refused(server: LoopbackServer, cache: Path) -> None:
-    reason = refused(server, cache, "agent.tar.gz", b"\x1f\x8b" + b"garbage" * 50)
-    assert reason.startswith("the archive is not a valid tar.gz archive (")
-    reason = refused(server, cache, "agent.zip", b"PK\x03\x04" + b"garbage" * 50)
-    assert reason.startswith("the archive is not a valid zip archive (")
-
-
-# -- hostile entries ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("kind", PACKERS)
-@pytest.mark.parametrize(
-    ("entry", "reason"),
-    [
-        (File("../escaped", b"x"), "archive entry '../escaped' goes outside the folder ('..')"),
-        (
-            File("bin/../../escaped", b"x"),
-            "archive entry 'bin/../../escaped' goes outside the folder ('..')",
-        ),
-        (File("/tmp/escaped", b"x"), "archive entry '/tmp/escaped' is an absolute path"),
-        (File("C:/escaped", b"x"), "archive entry 'C:/escaped' has a drive letter"),
-        (File("..\\escaped", b"x"), "archive entry '..\\\\escaped' contains a backslash"),
-        (
-            Symlink("link", "../../escaped"),
-            "symlink 'link' points outside the folder ('../../escaped')",
-        ),
-        (
-            Symlink("link", "/etc/passwd"),
-            "symlink 'link' points to an absolute path ('/etc/passwd')",
-        ),
-        (Device("dev/null"), "archive entry 'dev/null' is a device file"),
-        (Device("dev/sda", block=True), "archive entry 'dev/sda' is a device file"),
-        (Fifo("pipe"), "archive entry 'pipe' is a FIFO"),
-        (
-            File("bin/agent", b"again"),
-            "archive entry 'bin/agent' appears twice (or differs only in case)",
-        ),
-        (
-            File("BIN/AGENT", b"again"),
-            "archive entry 'BIN/AGENT' appears twice (or differs only in case)",
-        ),
-    ],
-)
-def test_a_hostile_entry_is_refused(
-    server: LoopbackServer, cache: Path, tmp_path: Path, kind: str, entry: Entry, reason: str
-) -> None:
-    body = PACKERS[kind]([*agent_entries(), entry])
-    assert refused(server, cache, f"agent.{kind}", body) == reason
-    assert not (tmp_path / "escaped").exists()
-    assert not (cache / "escaped").exists()
-
-
-@pytest.mark.parametrize("kind", PACKERS)
-def test_a_symlink_out_through_another_link_is_refused(
-    server: LoopbackServer, cache: Path, kind: str
-) -> None:
-    # Each link looks inside on its own: "here" is the folder, "here/../x" is "x"; on disk,
-    # "here/.." is the folder's parent.
-    body = PACKERS[kind]([*agent_entries(), Symlink("here", "."), Symlink("up", "here/../x")])
-    assert refused(server, cache, f"agent.{kind}", body) == (
-        "symlink 'up' points outside the folder ('here/../x')"
-    )
-
-
-@pytest.mark.parametrize("kind", PACKERS)
-def test_an_entry_beneath_a_symlink_is_refused(
-    server: LoopbackServer, cache: Path, kind: str
-) -> None:
-    body = PACKERS[kind](
-        [*agent_entries(), Dir("real"), Symlink("alias", "real"), File("alias/x", b"x")]
-    )
-    assert refused(server, cache, f"agent.{kind}", body) == (
-        "archive entry 'alias/x' lies beneath the symlink 'alias'"
-    )
-
-
-@pytest.mark.parametrize(
-    ("entry", "reason"),
-    [
-        (Hardlink("hl", "../escaped"), "hardlink 'hl' points outside the folder ('../escaped')"),
-        (Hardlink("hl", "/etc/passwd"), "hardlink 'hl' points to an absolute path ('/etc/passwd')"),
-        (
-            Hardlink("hl", "missing"),
-            "hardlink 'hl' points to 'missing', which is not a file unpacked before it",
-        ),
-        (
-            Hardlink("hl", "bin"),
-            "hardlink 'hl' points to 'bin', which is not a file unpacked before it",
-        ),
-    ],
-)
-def test_a_hostile_hardlink_is_refused(
-    server: LoopbackServer, cache: Path, entry: Entry, reason: str
-) -> None:
-    body = tar_gz([*agent_entries(), entry])
-    assert refused(server, cache, "agent.tar.gz", body) == reason
-
-
-@pytest.mark.parametrize("kind", PACKERS)
-def test_too_many_entries_are_refused(server: LoopbackServer, cache: Path, kind: str) -> None:
-    entries = [*agent_entries(), *(File(f"data/{n}", b"") for n in range(20))]
-    reason = refused(server, cache, f"agent.{kind}", PACKERS[kind](entries), max_entries=10)
-    assert reason == "the archive has more than 10 entries"
-
-
-@pytest.mark.parametrize("kind", ["tar.gz", "tar.bz2", "zip"])
-def test_an_archive_that_unpacks_too_large_is_refused(
-    server: LoopbackServer, cache: Path, kind: str
-) -> None:
-    pack = {"tar.gz": tar_gz, "tar.bz2": tar_bz2, "zip": zip_archive}[kind]
-    body = pack([*agent_entries(), File("zeros", bytes(4_000_000))])
-    assert len(body) < 100_000  # a bomb: small to download, large unpacked
-    reason = refused(server, cache, f"agent.{kind}", body, max_extracted_bytes=1_000_000)
-    assert reason == "the archive unpacks to more than 1000000 bytes"
 
 
 # -- cmd ----------------------------------------------------------------------------------------
@@ -636,7 +397,7 @@ def test_two_processes_installing_at_once_give_one_install(
     runs(Path(first_path))
 
 
-# -- the cache folder and the archive kinds ------------------------------------------------------
+# -- the cache folder ---------------------------------------------------------------------------
 
 
 def test_the_default_cache_folder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -659,21 +420,3 @@ def test_the_default_cache_folder_is_used(
         "bin/agent"
     )
     assert installed_binary(AGENT, VERSION, PLATFORM, "./bin/agent") == path
-
-
-@pytest.mark.parametrize(
-    ("url", "kind"),
-    [
-        ("https://example.com/a.zip", "zip"),
-        ("https://example.com/a.ZIP?token=1", "zip"),
-        ("https://example.com/a.tar.gz", "tar.gz"),
-        ("https://example.com/a.tgz", "tar.gz"),
-        ("https://example.com/a.tar.bz2", "tar.bz2"),
-        ("https://example.com/a.tbz2", "tar.bz2"),
-        ("https://example.com/agent", "raw"),
-        ("https://example.com/agent.exe", "raw"),
-        ("https://example.com/download?file=a.zip", "raw"),
-    ],
-)
-def test_the_archive_kind_is_read_from_the_url_path(url: str, kind: str) -> None:
-    assert archive_kind(url) == kind

@@ -12,39 +12,43 @@ replaced by the next install; a failed install leaves the cache as it was (but f
 file).
 
 Everything from the network is hostile. The archive's sha256, when the registry gives one,
-is checked before anything is unpacked. Each entry is checked before it is written: no
-absolute path, no ``..``, no drive letter or backslash, no link pointing outside the folder
-or to an absolute path, no entry beneath a symbolic link, no device file, FIFO or socket;
-the number of entries and the unpacked size are capped (zip and tar bombs). ``cmd`` must
-name a file inside the folder, present once unpacked; it is made executable.
+is checked before anything is unpacked; the archive is unpacked with every entry checked
+(:mod:`.archives`). ``cmd`` must name a file inside the folder, present once unpacked; it
+is made executable.
 
 This module takes plain arguments (URL, sha256, ``cmd``, agent id, version, platform) and
-imports nothing of the registry package, so the registry's modules can import it.
+imports no module of the registry package but :mod:`.archives` (and :mod:`.download`, when
+it installs), so the registry's modules can import it.
 """
 
 from __future__ import annotations
 
-import bz2
 import contextlib
-import gzip
 import json
 import os
 import re
 import shutil
 import stat
-import tarfile
 import tempfile
-import unicodedata
-import urllib.parse
-import zipfile
-import zlib
-from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any, Literal, Protocol, cast
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 
 from acp_adapters.errors import AcpAdaptersError
+
+from .archives import (
+    DRIVE_LETTER,
+    INSTALLER_SUFFIXES,
+    ArchiveKind,
+    Refused,
+    archive_kind,
+    check_magic,
+    check_tree,
+    inside,
+    quoted,
+    unpack,
+)
 
 if TYPE_CHECKING:
     from .download import Progress
@@ -52,6 +56,8 @@ if TYPE_CHECKING:
 # The lock and the downloader are imported by the install itself: looking an install up
 # (:func:`installed_binary`, which ``acp-adapters providers`` does) loads neither.
 
+# ``archive_kind`` and ``INSTALLER_SUFFIXES`` are the archives' (:mod:`.archives`), still
+# importable from here, where they were first.
 __all__ = [
     "CACHE_ENV",
     "DEFAULT_INSTALL_TIMEOUT",
@@ -76,26 +82,13 @@ DEFAULT_MAX_EXTRACTED_BYTES = 2 * 1024 * 1024 * 1024
 DEFAULT_MAX_ENTRIES = 50_000
 #: Seconds the whole download of an archive may take.
 DEFAULT_INSTALL_TIMEOUT = 600.0
-#: Installer formats, refused: acp-adapters does not run installers.
-INSTALLER_SUFFIXES = (".dmg", ".pkg", ".deb", ".rpm", ".msi")
-
-ArchiveKind = Literal["zip", "tar.gz", "tar.bz2", "raw"]
 
 _SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]{0,127}")
 _PLATFORM = re.compile(r"[a-z0-9_]{1,32}-[a-z0-9_]{1,32}")
 _SHA256 = re.compile(r"[0-9a-fA-F]{64}")
-_DRIVE = re.compile(r"[A-Za-z]:")
 _WINDOWS_RESERVED = frozenset(
     ["CON", "PRN", "AUX", "NUL"] + [f"{p}{n}" for p in ("COM", "LPT") for n in range(1, 10)]
 )
-_MAGIC: dict[str, tuple[bytes, ...]] = {
-    "zip": (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08"),
-    "tar.gz": (b"\x1f\x8b",),
-    "tar.bz2": (b"BZh",),
-}
-_MAGIC_NAME = {"zip": "a zip file", "tar.gz": "gzip data", "tar.bz2": "bzip2 data"}
-_MAX_LINK_TARGET = 4096
-_COPY_CHUNK = 1024 * 1024
 
 
 class InstallError(AcpAdaptersError):
@@ -108,17 +101,13 @@ class InstallError(AcpAdaptersError):
 
     def __init__(self, agent_id: str, version: str, platform: str, reason: str) -> None:
         super().__init__(
-            f"cannot install agent {_text(agent_id)} {_plain(version)} ({_plain(platform)}): "
+            f"cannot install agent {quoted(agent_id)} {_plain(version)} ({_plain(platform)}): "
             f"{reason}"
         )
         self.agent_id = agent_id
         self.version = version
         self.platform = platform
         self.reason = reason
-
-
-class _Refused(Exception):
-    """An archive or cmd refused; turned into an :class:`InstallError` by the caller."""
 
 
 def default_cache_dir() -> Path:
@@ -137,26 +126,6 @@ def default_cache_dir() -> Path:
     return (root / "agents").absolute()
 
 
-def archive_kind(url: str) -> ArchiveKind:
-    """The kind of archive ``url`` names, by the suffix of its path (the query is ignored).
-
-    ``.zip`` gives ``"zip"``, ``.tar.gz``/``.tgz`` ``"tar.gz"``, ``.tar.bz2``/``.tbz2``
-    ``"tar.bz2"``, anything else ``"raw"`` (the file is the executable itself). Raises
-    ``ValueError`` for an installer format (``.dmg .pkg .deb .rpm .msi``).
-    """
-    path = urllib.parse.urlsplit(url).path.lower()
-    for suffix in INSTALLER_SUFFIXES:
-        if path.endswith(suffix):
-            raise ValueError(f"installer formats ({suffix}) are not supported")
-    if path.endswith(".zip"):
-        return "zip"
-    if path.endswith((".tar.gz", ".tgz")):
-        return "tar.gz"
-    if path.endswith((".tar.bz2", ".tbz2")):
-        return "tar.bz2"
-    return "raw"
-
-
 def installed_binary(
     agent_id: str,
     version: str,
@@ -173,7 +142,7 @@ def installed_binary(
     try:
         _check_names(agent_id, version, platform)
         parts = _cmd_parts(cmd)
-    except _Refused:
+    except Refused:
         return None
     folder = _folder(_cache_root(cache_dir), agent_id, version, platform)
     if _read_marker(folder) is None:
@@ -226,10 +195,10 @@ def install_binary(
         _check_names(agent_id, version, platform)
         parts = _cmd_parts(cmd)
         kind = archive_kind(archive_url)
-    except (_Refused, ValueError) as exc:
+    except (Refused, ValueError) as exc:
         raise refuse(str(exc)) from None
     if sha256 is not None and not _SHA256.fullmatch(sha256):
-        raise refuse(f"the sha256 {_text(sha256)} is not 64 hexadecimal digits")
+        raise refuse(f"the sha256 {quoted(sha256)} is not 64 hexadecimal digits")
     expected = sha256.lower() if sha256 is not None else None
 
     root = _cache_root(cache_dir)
@@ -275,7 +244,7 @@ def install_binary(
     except DownloadError as exc:
         _remove_empty(created)
         raise refuse(str(exc)) from None
-    except _Refused as exc:
+    except Refused as exc:
         _remove_empty(created)
         raise refuse(str(exc)) from None
     except OSError as exc:
@@ -330,29 +299,21 @@ def _install_locked(
             progress=progress,
         )
         if expected is not None and actual != expected:
-            raise _Refused(
+            raise Refused(
                 f"sha256 mismatch: the registry says {expected}, the archive "
-                f"{_text(archive_url)} has {actual}; nothing was unpacked"
+                f"{quoted(archive_url)} has {actual}; nothing was unpacked"
             )
-        _check_magic(download, kind)
+        check_magic(download, kind)
         if kind == "raw":
             target = staging.joinpath(*parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(download, target)
-        elif kind == "zip":
-            _unzip(download, staging, max_entries=max_entries, max_bytes=max_extracted_bytes)
         else:
-            _untar(
-                download,
-                staging,
-                kind,
-                max_entries=max_entries,
-                max_bytes=max_extracted_bytes,
-            )
-        _check_tree(staging)
+            unpack(download, staging, kind, max_entries=max_entries, max_bytes=max_extracted_bytes)
+        check_tree(staging)
         executable = _complete_cmd(staging, parts)
         if executable is None:
-            raise _Refused(_cmd_missing(staging, parts, cmd))
+            raise Refused(_cmd_missing(staging, parts, cmd))
         _make_executable(executable)
         os.replace(staging, folder)
         _write_marker(
@@ -372,7 +333,7 @@ def _install_locked(
             download.unlink()
     result = _complete_cmd(folder, parts)
     if result is None:  # pragma: no cover - the folder was just verified
-        raise _Refused("the installed folder changed while it was installed")
+        raise Refused("the installed folder changed while it was installed")
     return result
 
 
@@ -391,14 +352,9 @@ def _current(
 # -- names and paths --------------------------------------------------------------------------
 
 
-def _text(value: str) -> str:
-    """A value from the registry as shown in a message: quoted, control characters escaped."""
-    return repr(value)
-
-
 def _plain(value: str) -> str:
-    """A version or platform as shown in a message: as is when tame, else as :func:`_text`."""
-    return value if isinstance(value, str) and _SEGMENT.fullmatch(value) else _text(str(value))
+    """A version or platform as shown in a message: as is when tame, else as :func:`quoted`."""
+    return value if isinstance(value, str) and _SEGMENT.fullmatch(value) else quoted(str(value))
 
 
 def _check_names(agent_id: str, version: str, platform: str) -> None:
@@ -410,9 +366,9 @@ def _check_names(agent_id: str, version: str, platform: str) -> None:
             or ".." in value
             or value.split(".")[0].upper() in _WINDOWS_RESERVED
         ):
-            raise _Refused(f"the {what} {_text(str(value))} is not a valid folder name")
+            raise Refused(f"the {what} {quoted(str(value))} is not a valid folder name")
     if not isinstance(platform, str) or not _PLATFORM.fullmatch(platform):
-        raise _Refused(f"the platform {_text(str(platform))} is not of the form os-arch")
+        raise Refused(f"the platform {quoted(str(platform))} is not of the form os-arch")
 
 
 def _cache_root(cache_dir: Path | str | None) -> Path:
@@ -473,356 +429,40 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def _entry_parts(name: str, what: str = "archive entry") -> tuple[str, ...]:
-    """The path components of an archive entry's name, refusing anything not inside."""
-    shown = _text(name)
-    if not name or "\x00" in name:
-        raise _Refused(f"{what} {shown} has an empty or NUL-bearing name")
-    if "\\" in name:
-        raise _Refused(f"{what} {shown} contains a backslash")
-    if name.startswith("/"):
-        raise _Refused(f"{what} {shown} is an absolute path")
-    if _DRIVE.match(name):
-        raise _Refused(f"{what} {shown} has a drive letter")
-    parts = tuple(p for p in name.split("/") if p not in ("", "."))
-    if ".." in parts:
-        raise _Refused(f"{what} {shown} goes outside the folder ('..')")
-    return parts
-
-
 def _cmd_parts(cmd: str) -> tuple[str, ...]:
     if not isinstance(cmd, str) or not cmd:
-        raise _Refused("the cmd is empty")
-    shown = _text(cmd)
+        raise Refused("the cmd is empty")
+    shown = quoted(cmd)
     if "\\" in cmd:
-        raise _Refused(f"the cmd {shown} contains a backslash")
-    if cmd.startswith("/") or _DRIVE.match(cmd):
-        raise _Refused(f"the cmd {shown} is an absolute path")
+        raise Refused(f"the cmd {shown} contains a backslash")
+    if cmd.startswith("/") or DRIVE_LETTER.match(cmd):
+        raise Refused(f"the cmd {shown} is an absolute path")
     parts = tuple(p for p in cmd.split("/") if p not in ("", "."))
     if ".." in parts:
-        raise _Refused(f"the cmd {shown} goes outside the folder ('..')")
+        raise Refused(f"the cmd {shown} goes outside the folder ('..')")
     if not parts or "\x00" in cmd:
-        raise _Refused(f"the cmd {shown} names no file")
+        raise Refused(f"the cmd {shown} names no file")
     return parts
-
-
-def _inside(root: Path, path: str | os.PathLike[str]) -> bool:
-    real_root = os.path.realpath(root)
-    real = os.path.realpath(path)
-    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
 def _complete_cmd(folder: Path, parts: tuple[str, ...]) -> Path | None:
     """``folder/cmd`` when it is (or links to) a regular file inside ``folder``."""
     path = folder.joinpath(*parts)
-    if not _inside(folder, path) or not os.path.isfile(path):
+    if not inside(folder, path) or not os.path.isfile(path):
         return None
     return path
 
 
 def _cmd_missing(staging: Path, parts: tuple[str, ...], cmd: str) -> str:
     path = staging.joinpath(*parts)
-    if os.path.lexists(path) and not _inside(staging, path):
-        return f"the cmd {_text(cmd)} links outside the folder"
+    if os.path.lexists(path) and not inside(staging, path):
+        return f"the cmd {quoted(cmd)} links outside the folder"
     if os.path.isdir(path):
-        return f"the cmd {_text(cmd)} is a folder in the archive, not a file"
-    return f"the cmd {_text(cmd)} is not in the archive"
+        return f"the cmd {quoted(cmd)} is a folder in the archive, not a file"
+    return f"the cmd {quoted(cmd)} is not in the archive"
 
 
 def _make_executable(path: Path) -> None:
     real = Path(os.path.realpath(path))
     mode = stat.S_IMODE(real.stat().st_mode)
     real.chmod(mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH | stat.S_IRUSR)
-
-
-def _check_magic(path: Path, kind: ArchiveKind) -> None:
-    if kind == "raw":
-        return
-    with open(path, "rb") as archive:
-        head = archive.read(4)
-    if not head.startswith(_MAGIC[kind]):
-        raise _Refused(
-            f"the archive is named .{kind} but is not {_MAGIC_NAME[kind]} (it starts with {head!r})"
-        )
-
-
-# -- unpacking ----------------------------------------------------------------------------------
-
-
-_Kind = Literal["dir", "file", "link"]
-
-
-class _Unpacker:
-    """Writes checked entries into ``root``, tracking what each path is."""
-
-    def __init__(self, root: Path, *, max_entries: int, max_bytes: int) -> None:
-        self.root = root
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self.entries = 0
-        self.written = 0
-        self.seen: dict[tuple[str, ...], _Kind] = {}
-        self.links: list[tuple[str, Path]] = []
-
-    @staticmethod
-    def _key(parts: tuple[str, ...]) -> tuple[str, ...]:
-        # Case- and normalisation-insensitive, as on macOS and Windows file systems.
-        return tuple(unicodedata.normalize("NFC", p).casefold() for p in parts)
-
-    def count(self) -> None:
-        self.entries += 1
-        if self.entries > self.max_entries:
-            raise _Refused(f"the archive has more than {self.max_entries} entries")
-
-    def too_big(self) -> _Refused:
-        return _Refused(f"the archive unpacks to more than {self.max_bytes} bytes")
-
-    def charge(self, size: int) -> None:
-        if self.written + size > self.max_bytes:
-            raise self.too_big()
-
-    def place(self, name: str, parts: tuple[str, ...], kind: _Kind) -> Path:
-        """Check ``parts`` may become a ``kind`` and create its parent folders."""
-        key = self._key(parts)
-        for depth in range(1, len(parts)):
-            above = self.seen.get(key[:depth])
-            shown_above = _text("/".join(parts[:depth]))
-            if above == "link":
-                raise _Refused(
-                    f"archive entry {_text(name)} lies beneath the symlink {shown_above}"
-                )
-            if above == "file":
-                raise _Refused(f"archive entry {_text(name)} lies beneath the file {shown_above}")
-            if above is None:
-                self.seen[key[:depth]] = "dir"
-        existing = self.seen.get(key)
-        if existing is not None and not (existing == "dir" and kind == "dir"):
-            raise _Refused(f"archive entry {_text(name)} appears twice (or differs only in case)")
-        self.seen[key] = kind
-        path = self.root.joinpath(*parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return path
-
-    def directory(self, name: str, parts: tuple[str, ...]) -> None:
-        if not parts:
-            return
-        path = self.place(name, parts, "dir")
-        path.mkdir(exist_ok=True)
-
-    def file(self, name: str, parts: tuple[str, ...], source: IO[bytes], executable: bool) -> None:
-        if not parts:
-            raise _Refused(f"archive entry {_text(name)} is a file named like the folder")
-        path = self.place(name, parts, "file")
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-        flags |= getattr(os, "O_BINARY", 0)
-        fd = os.open(path, flags, 0o755 if executable else 0o644)
-        with os.fdopen(fd, "wb") as out:
-            while True:
-                chunk = source.read(min(_COPY_CHUNK, self.max_bytes - self.written + 1))
-                if not chunk:
-                    break
-                self.charge(len(chunk))
-                self.written += len(chunk)
-                out.write(chunk)
-
-    def symlink(self, name: str, parts: tuple[str, ...], target: str) -> None:
-        shown = _text(name)
-        if not parts:
-            raise _Refused(f"symlink {shown} is named like the folder")
-        if not target or "\x00" in target:
-            raise _Refused(f"symlink {shown} has an empty target")
-        if "\\" in target:
-            raise _Refused(f"symlink {shown} has a backslash in its target {_text(target)}")
-        if target.startswith("/") or _DRIVE.match(target):
-            raise _Refused(f"symlink {shown} points to an absolute path ({_text(target)})")
-        resolved = PurePosixPath(*parts[:-1], target).parts
-        depth = 0
-        for part in resolved:
-            depth += -1 if part == ".." else 0 if part == "." else 1
-            if depth < 0:
-                raise _Refused(f"symlink {shown} points outside the folder ({_text(target)})")
-        path = self.place(name, parts, "link")
-        os.symlink(target, path)
-        self.links.append((name, path))
-
-    def hardlink(self, name: str, parts: tuple[str, ...], target: str) -> None:
-        shown = _text(name)
-        if not target or "\\" in target or target.startswith("/") or _DRIVE.match(target):
-            raise _Refused(f"hardlink {shown} points to an absolute path ({_text(target)})")
-        target_parts = tuple(p for p in target.split("/") if p not in ("", "."))
-        if ".." in target_parts:
-            raise _Refused(f"hardlink {shown} points outside the folder ({_text(target)})")
-        if self.seen.get(self._key(target_parts)) != "file":
-            raise _Refused(
-                f"hardlink {shown} points to {_text(target)}, which is not a file unpacked "
-                "before it"
-            )
-        source = self.root.joinpath(*target_parts)
-        executable = bool(os.stat(source, follow_symlinks=False).st_mode & stat.S_IXUSR)
-        with open(source, "rb") as data:
-            self.file(name, parts, data, executable)
-
-    def check_links(self) -> None:
-        """Every symlink, resolved on disk through the others, stays inside the folder."""
-        for name, path in self.links:
-            if not _inside(self.root, path):
-                target = os.readlink(path)
-                raise _Refused(f"symlink {_text(name)} points outside the folder ({_text(target)})")
-
-
-class _Readable(Protocol):
-    def read(self, size: int = -1, /) -> bytes: ...
-
-
-class _Capped:
-    """A read-only stream that refuses to yield more than ``limit`` bytes."""
-
-    def __init__(self, stream: _Readable, limit: int, refusal: _Refused) -> None:
-        self._stream = stream
-        self._left = limit
-        self._refusal = refusal
-
-    def read(self, size: int = -1) -> bytes:
-        if size is None or size < 0:
-            size = self._left + 1
-        data = self._stream.read(min(size, self._left + 1))
-        self._left -= len(data)
-        if self._left < 0:
-            raise self._refusal
-        return data
-
-
-def _untar(
-    archive: Path,
-    root: Path,
-    kind: ArchiveKind,
-    *,
-    max_entries: int,
-    max_bytes: int,
-) -> None:
-    unpacker = _Unpacker(root, max_entries=max_entries, max_bytes=max_bytes)
-    # The decompressed stream is capped too (the contents, and headers and padding at most
-    # 64 KiB an entry): a header that claims gigabytes is refused before it is all read.
-    stream_cap = max_bytes + (max_entries + 2) * 65536
-    with open(archive, "rb") as raw:
-        decompressed: gzip.GzipFile | bz2.BZ2File = (
-            gzip.GzipFile(fileobj=raw, mode="rb")
-            if kind == "tar.gz"
-            else bz2.BZ2File(raw, mode="rb")
-        )
-        with decompressed:
-            capped = cast(IO[bytes], _Capped(decompressed, stream_cap, unpacker.too_big()))
-            try:
-                with tarfile.open(fileobj=capped, mode="r|") as tar:
-                    for member in _members(tar, unpacker):
-                        _untar_member(tar, member, unpacker)
-            except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
-                raise _Refused(f"the archive is not a valid {kind} archive ({exc})") from None
-            except OSError as exc:
-                if exc.errno is not None:  # the file system's, not the decompressor's
-                    raise
-                raise _Refused(f"the archive is not a valid {kind} archive ({exc})") from None
-    unpacker.check_links()
-
-
-def _members(tar: tarfile.TarFile, unpacker: _Unpacker) -> Iterator[tarfile.TarInfo]:
-    while True:
-        member = tar.next()
-        if member is None:
-            return
-        unpacker.count()
-        yield member
-
-
-def _untar_member(tar: tarfile.TarFile, member: tarfile.TarInfo, unpacker: _Unpacker) -> None:
-    name = member.name
-    if member.isdir():
-        unpacker.directory(name, _entry_parts(name))
-        return
-    if member.issym():
-        unpacker.symlink(name, _entry_parts(name, "symlink"), member.linkname)
-        return
-    if member.islnk():
-        unpacker.hardlink(name, _entry_parts(name, "hardlink"), member.linkname)
-        return
-    if member.ischr() or member.isblk():
-        raise _Refused(f"archive entry {_text(name)} is a device file")
-    if member.isfifo():
-        raise _Refused(f"archive entry {_text(name)} is a FIFO")
-    if not member.isreg():
-        raise _Refused(f"archive entry {_text(name)} has an unsupported type {member.type!r}")
-    parts = _entry_parts(name)
-    unpacker.charge(member.size)
-    data = tar.extractfile(member)
-    if data is None:  # pragma: no cover - a regular member always has data
-        raise _Refused(f"archive entry {_text(name)} has no data")
-    with data:
-        unpacker.file(name, parts, data, bool(member.mode & stat.S_IXUSR))
-
-
-def _unzip(archive: Path, root: Path, *, max_entries: int, max_bytes: int) -> None:
-    unpacker = _Unpacker(root, max_entries=max_entries, max_bytes=max_bytes)
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            infos = zf.infolist()
-            if len(infos) > max_entries:
-                raise _Refused(f"the archive has more than {max_entries} entries")
-            if sum(info.file_size for info in infos) > max_bytes:
-                raise unpacker.too_big()
-            for info in infos:
-                unpacker.count()
-                _unzip_member(zf, info, unpacker)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError) as exc:
-        raise _Refused(f"the archive is not a valid zip archive ({exc})") from None
-    except RuntimeError as exc:  # an encrypted entry
-        raise _Refused(f"the archive cannot be unpacked ({exc})") from None
-    unpacker.check_links()
-
-
-def _unzip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, unpacker: _Unpacker) -> None:
-    name = info.orig_filename
-    if name != info.filename:  # zipfile cut the name at a NUL or turned separators around
-        _entry_parts(name)
-        name = info.filename
-    mode = info.external_attr >> 16 if info.create_system == 3 else 0
-    file_type = stat.S_IFMT(mode)
-    if file_type == stat.S_IFLNK:
-        parts = _entry_parts(name, "symlink")
-        with zf.open(info) as data:
-            raw = data.read(_MAX_LINK_TARGET + 1)
-        if len(raw) > _MAX_LINK_TARGET:
-            raise _Refused(f"symlink {_text(name)} has a target over {_MAX_LINK_TARGET} bytes")
-        try:
-            target = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _Refused(f"symlink {_text(name)} has a target that is not UTF-8") from None
-        unpacker.symlink(name, parts, target)
-        return
-    if file_type in (stat.S_IFCHR, stat.S_IFBLK):
-        raise _Refused(f"archive entry {_text(name)} is a device file")
-    if file_type == stat.S_IFIFO:
-        raise _Refused(f"archive entry {_text(name)} is a FIFO")
-    if file_type == stat.S_IFSOCK:
-        raise _Refused(f"archive entry {_text(name)} is a socket")
-    if info.is_dir() or file_type == stat.S_IFDIR:
-        unpacker.directory(name, _entry_parts(name))
-        return
-    parts = _entry_parts(name)
-    unpacker.charge(info.file_size)
-    with zf.open(info) as data:
-        unpacker.file(name, parts, data, bool(mode & stat.S_IXUSR))
-
-
-def _check_tree(root: Path) -> None:
-    """What was unpacked holds regular files, folders and links that stay inside only."""
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
-        for entry in (*dirnames, *filenames):
-            path = Path(folder, entry)
-            info = os.lstat(path)
-            shown = _text(path.relative_to(root).as_posix())
-            if stat.S_ISLNK(info.st_mode):
-                if not _inside(root, path):
-                    target = _text(os.readlink(path))
-                    raise _Refused(f"symlink {shown} points outside the folder ({target})")
-            elif not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
-                raise _Refused(f"archive entry {shown} is not a regular file or folder")
