@@ -62,7 +62,7 @@ from ..replay.matching import fill_marks
 from ..transport import RpcError
 from .errors import Failure
 from .live import Outcome
-from .mcp import recorded_servers
+from .mcp_servers import recorded_servers
 from .rows import item_rows, portable
 
 Match = Literal["exact", "methods"]

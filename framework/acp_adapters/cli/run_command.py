@@ -18,7 +18,7 @@ from ..plugin.rules import RulesError, load_rules
 from .asking import NonInteractive
 from .errors import EXIT_USAGE, Failure
 from .live import Format, record_path, run_session
-from .mcp import servers_of_options
+from .mcp_servers import servers_of_options
 from .options import SECONDS, debug_option, print_outcome, start_timeout_option
 from .registry import ensure_installed
 from .render import Renderer

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from acp_adapters.cli.errors import EXIT_MCP_SERVER, EXIT_USAGE
-from acp_adapters.cli.mcp import MAX_CONFIG_BYTES, read_config, recorded_servers
+from acp_adapters.cli.mcp_servers import MAX_CONFIG_BYTES, read_config, recorded_servers
 from acp_adapters.client import McpServer
 
 from .conftest import ROOT, Invoke, one_error_line
