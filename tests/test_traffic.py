@@ -20,8 +20,8 @@ from acp_adapters import (
 )
 from acp_adapters.projection import traffic as traffic_module
 from acp_adapters.projection.projector import Projector
-from acp_adapters.projection.timeline import Timeline
 from acp_adapters.projection.traffic import Traffic
+from acp_adapters.timeline import Timeline
 from diff_helpers import apply_patch
 
 SESSION = "s"

@@ -24,7 +24,7 @@ from acp_adapters import (
     get_plugin_manager,
     project_capture,
 )
-from acp_adapters.projection.timeline import Timeline
+from acp_adapters.timeline import Timeline
 from diff_helpers import apply_patch
 
 SESSION = "s"

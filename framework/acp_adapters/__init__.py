@@ -90,7 +90,6 @@ if TYPE_CHECKING:
         file_contents_from_fs,
         with_proposed_diffs,
     )
-    from .projection.timeline import Timeline
     from .projection.tools import command_item, tool_status
     from .projection.traffic import capture_sessions, project_capture
     from .runtime import DiffChange, DiffV1, DiffV2, SessionView, ToolCall, ToolContent
@@ -108,6 +107,7 @@ if TYPE_CHECKING:
         PlanItem,
         ReasoningItem,
         SearchItem,
+        Timeline,
         TimelineItem,
         ToolItem,
         UserMessageItem,
@@ -179,7 +179,7 @@ _EXPORTS = {
     "open_store": ".store.open",
     "SessionChange": ".client",
     "SessionView": ".runtime",
-    "Timeline": ".projection.timeline",
+    "Timeline": ".timeline",
     "TimelineItem": ".timeline",
     "ToolCall": ".runtime",
     "ToolContent": ".runtime",

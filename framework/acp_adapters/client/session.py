@@ -65,7 +65,6 @@ from ..plugin.manager import get_plugin_manager
 from ..plugin.permissions import Policy, PolicyName
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.projector import Projector
-from ..projection.timeline import Timeline, session_json
 from ..projection.traffic import Traffic
 from ..runtime import CONTENT_BUDGET, CheckpointMark, SessionState
 from ..store.base import (
@@ -82,6 +81,7 @@ from ..store.base import (
     check_thread_name,
 )
 from ..timeline.items import TimelineItem
+from ..timeline.timeline import Timeline, session_json
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.environment import base_environment
 from ..transport.families import become_subreaper

@@ -2,12 +2,14 @@
 
 ``traffic`` reads the traffic (a live session's, or a capture's) and drives the
 ``projector``, which keeps the session's state and asks the hooks for each item;
-``negotiation`` reads what ``initialize`` says; ``timeline`` is what comes out.
+``negotiation`` reads what ``initialize`` says; the ``Timeline`` that comes out is
+:mod:`acp_adapters.timeline`'s (importable from here too).
 ``files`` and ``tools`` are the helpers projections share, the built-in plugins' and
 any provider plugin's; they are imported from here.
 """
 
 from ..diff.content import DiffPatch, PatchOmitted, omitted_reason
+from ..timeline.timeline import Timeline
 from .files import (
     DiskContents,
     FileContents,
@@ -31,6 +33,7 @@ __all__ = [
     "DiskContents",
     "FileContents",
     "PatchOmitted",
+    "Timeline",
     "checkpoint_operation",
     "checkpointed_files",
     "command_item",

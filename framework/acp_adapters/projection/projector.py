@@ -37,6 +37,7 @@ from ..timeline.items import (
     TimelineItem,
     UserMessageItem,
 )
+from ..timeline.timeline import Timeline
 from .files import (
     FileContents,
     checkpoint_operation,
@@ -46,7 +47,6 @@ from .files import (
     side_of,
     with_proposed_diffs,
 )
-from .timeline import Timeline
 
 #: What of a file_change the checkpoints say: the patch and every fact of the files.
 _PATCH_FIELDS = (

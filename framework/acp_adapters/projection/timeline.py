@@ -1,96 +1,26 @@
-"""A session's timeline: its items in order, and what it was projected with."""
+"""Deprecated: the ``Timeline`` is the timeline's, :mod:`acp_adapters.timeline.timeline`.
+
+``Timeline`` is still importable from :mod:`acp_adapters`, :mod:`acp_adapters.timeline`
+and :mod:`acp_adapters.projection`; read from here, it and ``session_json`` still work,
+with a :class:`DeprecationWarning` naming their new module.
+"""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, overload
+import warnings
+from typing import Any
 
-from ..timeline.items import TimelineItem
-from ..timeline.schema import timeline_json_schema
-
-if TYPE_CHECKING:
-    from ..plugin.providers import Provider
-    from ..runtime import SessionState
+_MOVED = ("Timeline", "session_json")
 
 
-class Timeline:
-    """Items ordered by ordinal, with the provider and protocol version they came through.
+def __getattr__(name: str) -> Any:
+    if name not in _MOVED:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from ..timeline import timeline
 
-    ``problems`` lists what the traffic reader skipped (lines that were not
-    JSON, messages that were not JSON-RPC), one line each.
-    """
-
-    def __init__(
-        self,
-        items: list[TimelineItem],
-        *,
-        provider: Provider,
-        version: int,
-        session_id: str | None,
-        state: SessionState,
-        problems: list[str] | None = None,
-    ) -> None:
-        self.items = items
-        self.provider = provider
-        self.version = version
-        self.session_id = session_id
-        self.state = state
-        self.problems = problems or []
-
-    def to_json(self) -> list[dict[str, Any]]:
-        """The items as JSON-ready dicts, each with its ``kind``, ``status``, ``paths``, ...
-
-        :func:`timeline_json_schema` is the JSON Schema they follow.
-        """
-        return [item.model_dump(mode="json") for item in self.items]
-
-    @staticmethod
-    def json_schema() -> dict[str, Any]:
-        """The JSON Schema of :meth:`to_json` (see :func:`timeline_json_schema`)."""
-        return timeline_json_schema()
-
-    def session_json(self) -> dict[str, Any]:
-        """What the agent reported of the session, JSON-ready: its ``title`` and when it was
-        ``updated_at`` (session info), the ``current_mode`` and the ``modes``, the
-        ``config_options`` (each with its ``current_value``), the ``commands`` it offers, its
-        last ``usage`` (tokens ``used`` of the context ``size``, and the cost), and the
-        ``turn_state`` (``idle`` or ``running``, and the last stop reason)."""
-        return session_json(self.state)
-
-    def dumps(self, *, indent: int | None = 2) -> str:
-        """:meth:`to_json` as a JSON string."""
-        return json.dumps(self.to_json(), indent=indent, ensure_ascii=False)
-
-    def of_kind(self, kind: str) -> list[TimelineItem]:
-        """The items of one kind, in order."""
-        return [item for item in self.items if item.kind == kind]
-
-    def __iter__(self) -> Iterator[TimelineItem]:
-        return iter(self.items)
-
-    def __len__(self) -> int:
-        return len(self.items)
-
-    @overload
-    def __getitem__(self, index: int) -> TimelineItem: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[TimelineItem]: ...
-    def __getitem__(self, index: int | slice) -> TimelineItem | list[TimelineItem]:
-        return self.items[index]
-
-
-def session_json(state: SessionState) -> dict[str, Any]:
-    """What the agent reported of a session (see :meth:`Timeline.session_json`)."""
-    usage = state.usage
-    return {
-        "session_id": state.session_id,
-        "title": state.info.title,
-        "updated_at": state.info.updated_at,
-        "current_mode": state.current_mode,
-        "modes": [mode.model_dump(mode="json") for mode in state.modes],
-        "config_options": [option.model_dump(mode="json") for option in state.config_options],
-        "commands": [command.model_dump(mode="json") for command in state.commands],
-        "usage": usage.model_dump(mode="json") if usage is not None else None,
-        "turn_state": state.turn_state.model_dump(mode="json"),
-    }
+    warnings.warn(
+        f"{__name__} is deprecated: import {name} from {timeline.__name__}",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(timeline, name)

@@ -72,9 +72,9 @@ from ..plugin.hooks import Hooks
 from ..plugin.manager import get_plugin_manager
 from ..plugin.providers import ProviderRegistry
 from ..runtime.commands import command_line
+from ..timeline.timeline import Timeline
 from .negotiation import negotiated_version, provider_of
 from .projector import Projector
-from .timeline import Timeline
 
 #: How many requests of either side may wait for their answers: past it the oldest is
 #: forgotten (its answer, if it ever comes, projects nothing), so a capture or an agent

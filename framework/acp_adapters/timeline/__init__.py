@@ -1,7 +1,7 @@
-"""Provider-neutral timeline items: plain data, and the JSON Schema they follow.
+"""Provider-neutral timeline items: plain data, the JSON Schema they follow, and the
+``Timeline`` that holds them in order.
 
-What builds them (the projector, the traffic reader) and the ``Timeline`` that holds
-them are in :mod:`acp_adapters.projection`.
+What builds them (the projector, the traffic reader) is in :mod:`acp_adapters.projection`.
 """
 
 from .items import (
@@ -29,6 +29,7 @@ from .items import (
     UserMessageItem,
 )
 from .schema import timeline_json_schema
+from .timeline import Timeline, TimelineProvider, TimelineState
 
 __all__ = [
     "ITEM_TYPES",
@@ -50,7 +51,10 @@ __all__ = [
     "PlanStep",
     "ReasoningItem",
     "SearchItem",
+    "Timeline",
     "TimelineItem",
+    "TimelineProvider",
+    "TimelineState",
     "ToolItem",
     "UserMessageItem",
     "timeline_json_schema",
