@@ -5,6 +5,11 @@ the imports and the modules of ``framework/acp_adapters``.
   import (type-only imports and those inside functions too), every one of them in an
   earlier row: the layers go downhill, and no folder imports one that imports it.
 * "Layout": every folder has its row, and each row names every module of its folder.
+* The one exception, where a folder names one above it: a ``_MOVED`` map (the names a
+  folder kept for one release after they moved up, each imported by name from its new home
+  when first used, with a deprecation warning). The page names each such map, and the
+  folders it leads to that its row does not list; a map it does not name fails, as an
+  import its row leaves out does.
 """
 
 from __future__ import annotations
@@ -64,6 +69,46 @@ def _imported_folders(folder: str) -> set[str]:
     return found
 
 
+def _moved(folder: str) -> dict[str, set[str]]:
+    """The other folders that each module of ``folder`` names in its ``_MOVED`` map (module
+    paths written out, ``acp_adapters.<folder>...``): where the names it kept moved to."""
+    found: dict[str, set[str]] = {}
+    for path in (PACKAGE / folder).rglob("*.py"):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.Assign):
+                names, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                names, value = [node.target], node.value
+            else:
+                continue
+            if not any(isinstance(name, ast.Name) and name.id == "_MOVED" for name in names):
+                continue
+            homes = {
+                constant.value.split(".")[1]
+                for constant in ast.walk(value)
+                if isinstance(constant, ast.Constant)
+                and isinstance(constant.value, str)
+                and constant.value.startswith("acp_adapters.")
+            }
+            homes = {home for home in homes - {folder} if (PACKAGE / home).is_dir()}
+            if homes:
+                found.setdefault(path.name, set()).update(homes)
+    return found
+
+
+#: How the page names a ``_MOVED`` map: "`store/moved.py`'s `_MOVED`".
+MOVED_MAP = re.compile(r"`(\w+)/(\w+\.py)`'s `_MOVED`")
+
+
+def _moved_on_the_page() -> dict[tuple[str, str], set[str]]:
+    """Each ``_MOVED`` map the imports section names, and the folders its paragraph names."""
+    said: dict[tuple[str, str], set[str]] = {}
+    for paragraph in _section("Which folder imports which").split("\n\n"):
+        for folder, module in MOVED_MAP.findall(paragraph):
+            said[(folder, module)] = set(re.findall(r"`(\w+)/`", paragraph)) - {folder}
+    return said
+
+
 def _table(title: str) -> dict[str, str]:
     return {match[1]: match[2] for match in ROW.finditer(_section(title))}
 
@@ -91,6 +136,18 @@ def test_a_folder_imports_what_its_row_says(folder: str) -> None:
 
 
 @pytest.mark.parametrize("folder", _folders())
+def test_a_folder_names_one_above_it_only_in_a_moved_map_the_page_names(folder: str) -> None:
+    imported = set(re.findall(r"`(\w+)/`", IMPORTS.get(folder, "")))
+    found = {
+        (folder, module): homes - imported
+        for module, homes in _moved(folder).items()
+        if homes - imported  # a folder it imports anyway is no exception
+    }
+    said = {key: homes for key, homes in _moved_on_the_page().items() if key[0] == folder}
+    assert found == said, f"{folder}/'s _MOVED maps name {found}; docs/architecture.md says {said}"
+
+
+@pytest.mark.parametrize("folder", _folders())
 def test_the_layout_names_every_module_of_a_folder(folder: str) -> None:
     row = _table("Layout").get(folder)
     assert row is not None, f"docs/architecture.md's Layout has no row for {folder}/"
@@ -104,3 +161,7 @@ def test_the_checks_see_a_folder_that_imports_one_its_row_leaves_out() -> None:
     # would see it missing from a row that left it out.
     assert "store" in _imported_folders("cli")
     assert "cli" not in _imported_folders("store")
+    # And the reading of the maps: the store's names that moved up lead to history/, which
+    # the store does not import.
+    assert _moved("store") == {"moved.py": {"history"}}
+    assert "history" not in _imported_folders("store")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .client.guest import QueuedTurnFailed
     from .client.ownership import LeaseLost
+    from .history.turn_patches import MissingEvidence, RevertConflict
     from .plugin.rules import RulesError
     from .registry.download import DownloadError
     from .registry.errors import RegistryError
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
         ThreadMoved,
         ThreadNotFound,
     )
-    from .store.patches import MissingEvidence, RevertConflict
     from .transport.jsonrpc import ConnectionClosed, RpcError
 
 #: The public errors defined in the modules of the layer that raises them.
@@ -36,10 +36,10 @@ _ELSEWHERE = {
     "InstallError": ".registry.install",
     "InvalidThreadName": ".store.base",
     "LeaseLost": ".client.ownership",
-    "MissingEvidence": ".store.patches",
+    "MissingEvidence": ".history.turn_patches",
     "QueuedTurnFailed": ".client.guest",
     "RegistryError": ".registry.errors",
-    "RevertConflict": ".store.patches",
+    "RevertConflict": ".history.turn_patches",
     "RpcError": ".transport.jsonrpc",
     "RulesError": ".plugin.rules",
     "StoreError": ".store.base",

@@ -13,9 +13,9 @@ import pytest
 
 import acp_adapters
 from acp_adapters.client.persistence import _plain_text
+from acp_adapters.history.rebuild import rebuild_items
 from acp_adapters.store import Commit, Store, StoreError
 from acp_adapters.store.open import open_store
-from acp_adapters.store.rebuild import rebuild_items
 from store.postgres_server import postgres_server, postgres_url  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.anyio

@@ -14,8 +14,8 @@ import pytest
 import acp_adapters
 from acp_adapters.client import AgentNotFoundError
 from acp_adapters.client.session import enqueue
+from acp_adapters.history.rebuild import rebuild_items
 from acp_adapters.store import InvalidThreadName, ThreadMoved, open_store
-from acp_adapters.store.rebuild import rebuild_items
 from acp_adapters.transport import ConnectionClosed, RpcError
 
 pytestmark = pytest.mark.anyio

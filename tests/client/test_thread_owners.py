@@ -236,7 +236,7 @@ async def test_the_owner_s_own_waiting_prompt_is_held_not_queued(
 
 
 async def test_a_follower_until_idle_ends_a_lost_owner_s_turn(tmp_path: Path, log: Path) -> None:
-    from acp_adapters.store.following import follow_items
+    from acp_adapters.history.following import follow_items
 
     db = tmp_path / "store.db"
     with keeper_of(tmp_path, db) as keeper:

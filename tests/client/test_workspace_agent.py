@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 
 import acp_adapters
+from acp_adapters.history.turn_patches import RevertConflict, revert_turn, thread_turn_files
 from acp_adapters.store.base import Thread
 from acp_adapters.store.open import open_store
-from acp_adapters.store.patches import RevertConflict, revert_turn, thread_turn_files
 from workspace_helpers import (
     NOTES,
     NOTES_TOP,

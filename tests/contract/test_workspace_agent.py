@@ -13,7 +13,7 @@ import pytest
 
 from acp_adapters import project_capture
 from acp_adapters.capture.format import capture_values
-from acp_adapters.store.patches import checkpointed_turn, turn_patch
+from acp_adapters.history.turn_patches import checkpointed_turn, turn_patch
 from diff_helpers import apply_patch
 from workspace_helpers import (
     MARK,

@@ -236,7 +236,7 @@ async def test_a_large_turn_patch_is_capped_and_made_off_the_event_loop(
 
 
 def test_a_turns_rewrite_past_the_cap_says_its_patch_was_left_out() -> None:
-    from acp_adapters.store.patches import FileTurn, turn_patch
+    from acp_adapters.history.turn_patches import FileTurn, turn_patch
 
     old = "".join(f"old line {n}\n" for n in range(3000))
     new = "".join(f"new line {n}\n" for n in range(3000))

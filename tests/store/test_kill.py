@@ -103,7 +103,7 @@ async def writer(path: str, prefix: str) -> None:
     sys.path.insert(0, str(Path(__file__).parent.parent))
     from acp_adapters import get_plugin_manager
     from acp_adapters.store import open_store
-    from store.test_rebuild import Committer
+    from history.test_rebuild import Committer
 
     pm = get_plugin_manager(load_entrypoints=False, environ={})
     rng = random.Random()
@@ -148,7 +148,8 @@ async def check(
 ) -> tuple[dict[int, int], int]:
     """Every thread whole and rebuilding, and how many seqs each holds; how many updates in
     flight were lost (0 or 1). ``before``: how many each held before the writer started."""
-    from acp_adapters.store import check_thread, open_store
+    from acp_adapters.history.rebuild import check_thread
+    from acp_adapters.store import open_store
 
     committed: dict[int, int] = {}
     begun: dict[int, int] = {}

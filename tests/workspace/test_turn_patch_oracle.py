@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from acp_adapters.capture.format import CHECKPOINT, FILE_CHANGE
 from acp_adapters.client.checkpointing import Checkpointing, LiveCheckpoints, render_batch
-from acp_adapters.store.patches import FileTurn, checkpointed_turn, turn_patch
+from acp_adapters.history.turn_patches import FileTurn, checkpointed_turn, turn_patch
 from diff_helpers import apply_patch
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is the oracle")

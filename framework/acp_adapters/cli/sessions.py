@@ -26,6 +26,14 @@ import click
 from pydantic import TypeAdapter
 
 from ..capture.recorder import CaptureRecorder
+from ..history.turn_patches import (
+    FileTurn,
+    MissingEvidence,
+    RevertConflict,
+    revert_turn,
+    thread_turn_files,
+    turn_patch,
+)
 from ..store.base import (
     InvalidThreadName,
     QueuedPrompt,
@@ -35,14 +43,6 @@ from ..store.base import (
     check_thread_name,
 )
 from ..store.open import STORE_ENV, default_store, default_store_path, open_store
-from ..store.patches import (
-    FileTurn,
-    MissingEvidence,
-    RevertConflict,
-    revert_turn,
-    thread_turn_files,
-    turn_patch,
-)
 from ..timeline.items import TimelineItem
 from .errors import EXIT_CONFLICT, EXIT_USAGE, Failure
 from .render import Renderer, printable
@@ -217,7 +217,7 @@ def follow(name: str, until_idle: bool, output: str, store: str | None) -> None:
     """Stream the items of the session NAME as they are committed, by any process: every
     item, in order, from its first (until interrupted, or with --until-idle until its
     queue is empty and no turn runs)."""
-    from ..store.following import follow_items
+    from ..history.following import follow_items
 
     async def go(opened: Store) -> None:
         thread = await _thread(opened, name)

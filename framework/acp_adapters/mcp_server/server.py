@@ -21,12 +21,12 @@ from pydantic import Field, TypeAdapter
 
 from ..diff import DEFAULT_MAX_EDITS
 from ..errors import ListenError
+from ..history.turn_patches import MissingEvidence, thread_turn_files
+from ..history.turn_patches import turn_patch as _turn_patch
 from ..plugin.manager import get_plugin_manager
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.text import DEFAULT_MAX_CHARS, timeline_text
 from ..store.base import Store, Thread, ThreadNotFound
-from ..store.patches import MissingEvidence, thread_turn_files
-from ..store.patches import turn_patch as _turn_patch
 from ..timeline.items import TimelineItem
 
 #: The most characters one ``read_thread`` page may hold.

@@ -1,7 +1,14 @@
 """The store: threads, turns, the event log and the timeline items of sessions, kept on disk
-(SQLite, the embedded default) or in PostgreSQL (see :mod:`.base`)."""
+(SQLite, the embedded default) or in PostgreSQL (see :mod:`.base`).
+
+What reads a thread back as a timeline (``rebuild_items``, ``check_thread``, following, turn
+patches) is :mod:`acp_adapters.history`; its old names here still work for one release, with a
+warning (:mod:`.moved`).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from .base import (
     LEASE_SECONDS,
@@ -27,9 +34,14 @@ from .base import (
     check_thread_name,
     encoded_event,
 )
+from .moved import moved
 from .open import STORE_ENV, default_store, default_store_path, open_store
-from .rebuild import check_thread, rebuild_items
 from .sqlite import SqliteStore
+
+
+def __getattr__(name: str) -> Any:
+    return moved(__name__, name)
+
 
 __all__ = [
     "LEASE_SECONDS",
@@ -54,11 +66,9 @@ __all__ = [
     "ThreadNotFound",
     "Turn",
     "TurnStatus",
-    "check_thread",
     "check_thread_name",
     "default_store",
     "default_store_path",
     "encoded_event",
     "open_store",
-    "rebuild_items",
 ]

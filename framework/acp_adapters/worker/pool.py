@@ -1,6 +1,6 @@
 """A worker: up to ``concurrency`` threads of a store at once, each driven as its own session.
 
-The loop: end the turns that lost owners left running (:func:`~acp_adapters.store.recovery.
+The loop: end the turns that lost owners left running (:func:`~acp_adapters.history.lost_turns.
 end_lost_turn`); while fewer than ``concurrency`` threads run here, claim the thread that has
 waited longest (its lease taken in the same transaction: two workers never take one
 thread); else wait for the queue to move (PostgreSQL ``LISTEN``: at once; SQLite: at the
@@ -35,8 +35,8 @@ import pluggy
 from ..client.ownership import launch_arguments, serve_queue
 from ..client.session import Session, connect
 from ..errors import AcpAdaptersError
+from ..history.lost_turns import end_lost_turn
 from ..store.base import LEASE_SECONDS, Owner, Store, StoreError, Thread, ThreadBusy
-from ..store.recovery import end_lost_turn
 
 #: How many threads a worker drives at once, by default.
 DEFAULT_CONCURRENCY = 4

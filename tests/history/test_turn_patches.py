@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 
 import acp_adapters
-from acp_adapters.store.open import open_store
-from acp_adapters.store.patches import (
+from acp_adapters.history.turn_patches import (
     MissingEvidence,
     RevertConflict,
     revert_turn,
     thread_turn_files,
     turn_patch,
 )
+from acp_adapters.store.open import open_store
 from diff_helpers import apply_patch
 
 pytestmark = pytest.mark.anyio

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 
 from acp_adapters import Hooks, get_plugin_manager
 from acp_adapters.capture.format import capture_values
+from acp_adapters.history.rebuild import check_thread, rebuild_items
 from acp_adapters.plugin.providers import ProviderRegistry
 from acp_adapters.projection.projector import Projector
 from acp_adapters.projection.traffic import Traffic, _entries
-from acp_adapters.store import Commit, Store, check_thread, open_store, rebuild_items
+from acp_adapters.store import Commit, Store, open_store
 from acp_adapters.timeline.items import TimelineItem
 
 CAPTURES = Path(__file__).parent.parent / "data" / "captures"

@@ -1,0 +1,67 @@
+"""The store's names that moved to :mod:`acp_adapters.history`, still found at their old homes
+for one release, each with a :class:`DeprecationWarning` naming its new one.
+
+A thread's timeline rebuilt and checked, followed, a lost owner's turn ended, a turn's patch
+and its revert all read the log back through the projection, which the store does not import:
+they live above both now. Their old modules (``acp_adapters.store.rebuild``, ``.following``,
+``.recovery``, ``.patches``) and the package (``rebuild_items``, ``check_thread``) keep only a
+module ``__getattr__`` that asks :func:`moved`.
+
+:data:`_MOVED` is the one place where the store names a folder above it: the new home is
+imported by its name, when an old name is used, never by the store's own code. The
+architecture test reads it, and docs/architecture.md says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+from typing import Any
+
+#: Each old home (a module of the store), the module its names moved to, and those names.
+_MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
+    "acp_adapters.store": ("acp_adapters.history.rebuild", ("check_thread", "rebuild_items")),
+    "acp_adapters.store.rebuild": (
+        "acp_adapters.history.rebuild",
+        ("check_thread", "rebuild_items", "thread_reader"),
+    ),
+    "acp_adapters.store.following": (
+        "acp_adapters.history.following",
+        ("LOOK_SECONDS", "follow_items"),
+    ),
+    "acp_adapters.store.recovery": (
+        "acp_adapters.history.lost_turns",
+        ("end_lost_turn", "lost_exit_entry"),
+    ),
+    "acp_adapters.store.patches": (
+        "acp_adapters.history.turn_patches",
+        (
+            "FileTurn",
+            "MissingEvidence",
+            "RevertConflict",
+            "checkpointed_turn",
+            "plan_revert",
+            "revert_turn",
+            "thread_turn_files",
+            "turn_files",
+            "turn_patch",
+        ),
+    ),
+}
+
+
+def moved(module: str, name: str) -> Any:
+    """``name`` of the old home ``module``, from its new home, with a warning that names it.
+
+    :raises AttributeError: ``module`` never had ``name`` (as a module's attribute lookup does).
+    """
+    home, names = _MOVED.get(module, ("", ()))
+    if name not in names:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    warnings.warn(
+        f"{module}.{name} moved to {home}: import {name} from there ({module} keeps it for "
+        "one release only)",
+        DeprecationWarning,
+        stacklevel=3,  # the caller of the old module's ``__getattr__``
+    )
+    return getattr(importlib.import_module(home), name)
