@@ -24,6 +24,7 @@ from acp_adapters.store import (
     default_store,
     default_store_path,
     open_store,
+    sql,
 )
 from acp_adapters.store import open as open_module
 
@@ -105,7 +106,7 @@ async def test_a_failure_inside_the_transaction_leaves_nothing(
             raise sqlite3.OperationalError("disk I/O error (injected)")
 
         # The events and items are written; the turns fail.
-        monkeypatch.setattr(SqliteStore, "_upsert_turns", fail)
+        monkeypatch.setattr(sql, "upsert_turns", fail)
         with pytest.raises(StoreError, match="injected") as raised:
             await store.commit(
                 thread.id,

@@ -14,16 +14,17 @@ ended (``completed``, ``failed``, ``cancelled``: kept, so that whoever queued it
 Prompts run in the order of their ``position``.
 
 :class:`LeaseQueries` is mixed into each backend; it needs of the backend one write
-transaction at a time (:meth:`LeaseQueries._transact`), its clock, and its way of telling
-other processes that the queue moved.
+transaction at a time (:meth:`~.sql.SqlBackend._transact`), its clock, and its way of telling
+other processes that the queue moved. Its statements are written with ``?`` marks, as
+:mod:`.sql`'s are, and run through :class:`~.sql.Sql`.
 """
 
 from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from .base import (
     OWNER_LOST,
@@ -37,8 +38,7 @@ from .base import (
     busy_error,
     dumps,
 )
-
-T = TypeVar("T")
+from .sql import Sql, SqlBackend, known, loads
 
 _PROMPT_COLUMNS = (
     "thread_id, position, prompt, queued_at, id, state, turn_index, error, owner, ended_at"
@@ -46,46 +46,11 @@ _PROMPT_COLUMNS = (
 _LEASE_COLUMNS = "thread_id, owner, host, pid, taken_at, expires_at"
 
 
-class Cursor(Protocol):
-    rowcount: int
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-
-class Sql:
-    """A connection in a transaction, with SQL written with ``?`` marks (psycopg's are
-    ``%s``), and the store's clock."""
-
-    def __init__(
-        self,
-        connection: Any,
-        mark: str,
-        now: float,
-        loads: Callable[[Any], Any],
-        row_lock: str = "",
-    ) -> None:
-        self.connection = connection
-        self.mark = mark
-        self.now = now
-        self.loads = loads
-        #: What locks a row read until the transaction ends (PostgreSQL: ``FOR UPDATE``;
-        #: SQLite's write transaction holds the whole file already).
-        self.row_lock = row_lock
-
-    def run(self, statement: str, params: Sequence[Any] = ()) -> Cursor:
-        if self.mark != "?":
-            statement = statement.replace("?", self.mark)
-        cursor: Cursor = self.connection.execute(statement, tuple(params))
-        return cursor
-
-
-def prompt_of(sql: Sql, row: Sequence[Any]) -> QueuedPrompt:
+def prompt_of(row: Sequence[Any]) -> QueuedPrompt:
     return QueuedPrompt(
         thread_id=row[0],
         position=int(row[1]),
-        prompt=sql.loads(row[2]),
+        prompt=loads(row[2]),
         queued_at=row[3],
         id=row[4],
         state=row[5],
@@ -105,14 +70,6 @@ def lease_of(row: Sequence[Any], now: float, replaced: Owner | None = None) -> L
         live=row[5] > now,
         replaced=replaced,
     )
-
-
-def _known(sql: Sql, thread_id: str, *, lock: bool = False) -> None:
-    """:class:`ThreadNotFound` unless the thread is there (``lock``: its row locked until the
-    transaction ends, so that two takers of one thread take turns)."""
-    query = "SELECT 1 FROM threads WHERE id = ?" + (sql.row_lock if lock else "")
-    if sql.run(query, (thread_id,)).fetchone() is None:
-        raise ThreadNotFound(f"no thread {thread_id!r}")
 
 
 def read_lease(sql: Sql, thread_id: str) -> Lease | None:
@@ -144,7 +101,7 @@ def end_lost(sql: Sql, thread_id: str, lost: str) -> None:
 
 def acquire(sql: Sql, thread_id: str, owner: Owner, seconds: float) -> Lease:
     """Take (or renew) the thread's lease for ``owner`` (see :meth:`Store.acquire_lease`)."""
-    _known(sql, thread_id, lock=True)
+    known(sql, thread_id, lock=True)
     held = read_lease(sql, thread_id)
     replaced: Owner | None = None
     if held is not None and held.owner.id != owner.id:
@@ -193,7 +150,7 @@ def release(sql: Sql, thread_id: str, owner: Owner) -> bool:
 def forget_unused(sql: Sql, thread_id: str, owner: Owner) -> bool:
     """Delete the thread when ``owner`` holds it and it has no turn and no prompt."""
     try:
-        _known(sql, thread_id, lock=True)  # a prompt queued now waits for the verdict
+        known(sql, thread_id, lock=True)  # a prompt queued now waits for the verdict
     except ThreadNotFound:
         return False
     lease = read_lease(sql, thread_id)
@@ -208,7 +165,7 @@ def forget_unused(sql: Sql, thread_id: str, owner: Owner) -> bool:
 
 
 def enqueue(sql: Sql, thread_id: str, prompt: str, held_by: Owner | None) -> QueuedPrompt:
-    _known(sql, thread_id)
+    known(sql, thread_id)
     (position,) = sql.run(
         "SELECT COALESCE(MAX(position), 0) + 1 FROM queue WHERE thread_id = ?", (thread_id,)
     ).fetchone()
@@ -233,17 +190,17 @@ def enqueue(sql: Sql, thread_id: str, prompt: str, held_by: Owner | None) -> Que
 
 def read_prompt(sql: Sql, prompt_id: str) -> QueuedPrompt | None:
     row = sql.run(f"SELECT {_PROMPT_COLUMNS} FROM queue WHERE id = ?", (prompt_id,)).fetchone()
-    return prompt_of(sql, row) if row is not None else None
+    return prompt_of(row) if row is not None else None
 
 
 def waiting(sql: Sql, thread_id: str) -> list[QueuedPrompt]:
-    _known(sql, thread_id)
+    known(sql, thread_id)
     rows = sql.run(
         f"SELECT {_PROMPT_COLUMNS} FROM queue WHERE thread_id = ? "
         "AND state IN ('queued', 'held') ORDER BY position",
         (thread_id,),
     ).fetchall()
-    return [prompt_of(sql, row) for row in rows]
+    return [prompt_of(row) for row in rows]
 
 
 def claim_prompt(sql: Sql, thread_id: str, owner: Owner) -> QueuedPrompt | None:
@@ -257,7 +214,7 @@ def claim_prompt(sql: Sql, thread_id: str, owner: Owner) -> QueuedPrompt | None:
     ).fetchone()
     if row is None:
         return None
-    prompt = prompt_of(sql, row)
+    prompt = prompt_of(row)
     sql.run("UPDATE queue SET state = 'running', owner = ? WHERE id = ?", (owner.id, prompt.id))
     return read_prompt(sql, prompt.id)
 
@@ -301,13 +258,9 @@ def lost(sql: Sql) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-class LeaseQueries(abc.ABC):
+class LeaseQueries(SqlBackend):
     """The leases and the queue, for a backend that gives one write transaction at a time
     (see the module's documentation)."""
-
-    @abc.abstractmethod
-    async def _transact(self, function: Callable[[Sql], T]) -> T:
-        """``function`` in one write transaction (a :class:`Sql` on its connection)."""
 
     @abc.abstractmethod
     def _notify_queue(self, sql: Sql, thread_id: str) -> None:
@@ -316,10 +269,6 @@ class LeaseQueries(abc.ABC):
     @abc.abstractmethod
     def _queue_moved(self) -> None:
         """This process's waiters: the queue moved (after the commit)."""
-
-    @abc.abstractmethod
-    async def thread(self, thread_id: str) -> Thread:
-        """The thread of that id."""
 
     #: The backend's row-locking clause for :meth:`claim_thread`.
     _claim_lock = ""
@@ -350,7 +299,7 @@ class LeaseQueries(abc.ABC):
         self, thread_id: str, states: Sequence[PromptState] = ("queued", "held", "running")
     ) -> list[QueuedPrompt]:
         def read(sql: Sql) -> list[QueuedPrompt]:
-            _known(sql, thread_id)
+            known(sql, thread_id)
             if not states:
                 return []
             rows = sql.run(
@@ -358,7 +307,7 @@ class LeaseQueries(abc.ABC):
                 f"({', '.join('?' for _ in states)}) ORDER BY position",
                 (thread_id, *states),
             ).fetchall()
-            return [prompt_of(sql, row) for row in rows]
+            return [prompt_of(row) for row in rows]
 
         return await self._transact(read)
 

@@ -34,8 +34,7 @@ import contextlib
 import os
 import time
 import urllib.parse
-import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
 import anyio
@@ -44,23 +43,28 @@ import psycopg
 import psycopg.errors
 
 from .base import (
-    SCHEMA_VERSION,
     Commit,
     PreparedCommit,
-    Store,
     StoredEvent,
     StoreError,
     StoreNotFound,
-    Thread,
-    ThreadNotFound,
-    Turn,
     event_text,
 )
 from .group import CommitGroups
-from .leases import LeaseQueries, Sql
+from .leases import LeaseQueries
 from .open import redact
-from .schema import VERSION_QUERY, migration
-from .sqlite import item_row, loads, thread_columns
+from .schema import VERSION_QUERY, migrate
+from .sql import (
+    ITEM_UPSERT,
+    TURN_COLUMNS,
+    TURN_UPSERT,
+    Sql,
+    ThreadQueries,
+    check_turns,
+    item_row,
+    thread_columns,
+    turn_row,
+)
 
 T = TypeVar("T")
 
@@ -68,21 +72,10 @@ T = TypeVar("T")
 CHANNEL = "acp_adapters_events"
 #: The channel of the queue's: a prompt queued, a thread let go (payload: the thread's id).
 QUEUE_CHANNEL = "acp_adapters_queue"
-#: What a turn written again changes.
-_TURN_UPSERT = (
-    "ON CONFLICT (thread_id, turn_index) DO UPDATE "
-    "SET status = excluded.status, stop_reason = excluded.stop_reason, "
-    "error = excluded.error, started_at = excluded.started_at, ended_at = excluded.ended_at"
-)
 #: The advisory lock (``pg_advisory_xact_lock``) that migrations are applied under.
 MIGRATION_LOCK = 0x6163_7061_6461_7074  # "acpadapt"
 #: How long connecting may take before it fails (seconds), unless the URL says.
 CONNECT_TIMEOUT = 10
-
-_THREAD_COLUMNS = (
-    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, "
-    "command, launch"
-)
 
 
 def _password(url: str) -> str | None:
@@ -96,35 +89,6 @@ def _password(url: str) -> str | None:
         if key.lower() == "password":
             return value
     return None
-
-
-def _thread_of(row: Sequence[Any]) -> Thread:
-    command = loads(row[9]) if row[9] is not None else None
-    return Thread(
-        id=row[0],
-        provider=row[1],
-        cwd=row[2],
-        name=row[3],
-        agent_session_id=row[4],
-        folders=tuple(loads(row[5])),
-        title=row[6],
-        created_at=row[7],
-        updated_at=row[8],
-        command=tuple(command) if command is not None else None,
-        launch=loads(row[10]) if row[10] is not None else None,
-    )
-
-
-def _turn_of(thread_id: str, row: Sequence[Any]) -> Turn:
-    return Turn(
-        thread_id=thread_id,
-        index=row[0],
-        status=row[1],
-        stop_reason=row[2],
-        error=row[3],
-        started_at=row[4],
-        ended_at=row[5],
-    )
 
 
 def _text(value: Any, what: str) -> Any:
@@ -143,7 +107,7 @@ class _Lost(Exception):
     """The connection went away before the transaction was committed: run it again."""
 
 
-class PostgresStore(LeaseQueries, Store):
+class PostgresStore(ThreadQueries, LeaseQueries):
     """A store in a PostgreSQL database (see the module's documentation); open it with
     :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
 
@@ -156,7 +120,6 @@ class PostgresStore(LeaseQueries, Store):
         #: The one connection's turn: every read and write takes it.
         self._lock = anyio.Lock()
         self._closed = False
-        self._last_time = 0.0
         # The followers' connection (LISTEN), opened by the first follower.
         self._listener: psycopg.Connection[Any] | None = None
         #: Its turn: the follower holding it reads the notifications for all of them.
@@ -247,148 +210,30 @@ class PostgresStore(LeaseQueries, Store):
                     raise _Lost(why) from None
             raise StoreError(why) from None
 
-    def _now(self) -> float:
-        """Now, never earlier than the last time this store gave (so that what was updated
-        later sorts later); called in the worker, one at a time."""
-        now = max(time.time(), self._last_time + 1e-6)
-        self._last_time = now
-        return now
-
-    def _not_found(self, thread_id: str) -> ThreadNotFound:
-        return ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
-
-    def _known(self, con: psycopg.Connection[Any], thread_id: str, *, lock: bool = False) -> None:
-        """:class:`ThreadNotFound` unless the thread is there (``lock``: its row locked until
-        the transaction ends, so that writers of one thread take turns)."""
-        query = "SELECT 1 FROM threads WHERE id = %s" + (" FOR UPDATE" if lock else "")
-        if con.execute(query, (thread_id,)).fetchone() is None:
-            raise self._not_found(thread_id)
-
     # --- threads ------------------------------------------------------------------------
 
-    async def create_thread(
-        self,
-        *,
-        provider: str,
-        cwd: str,
-        name: str | None = None,
-        folders: Sequence[str] = (),
-        agent_session_id: str | None = None,
-        title: str | None = None,
-        command: Sequence[str] | None = None,
-        launch: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        columns = _checked(
-            thread_columns(
-                {
-                    "provider": provider,
-                    "cwd": os.fspath(cwd),
-                    "name": name,
-                    "folders": folders,
-                    "agent_session_id": agent_session_id,
-                    "title": title,
-                    "command": command,
-                    "launch": launch,
-                }
-            )
-        )
-        thread_id = uuid.uuid4().hex
+    #: The placeholder of psycopg, and what locks a row read until the transaction ends.
+    _mark = "%s"
+    _row_lock = " FOR UPDATE"
 
-        def create(con: psycopg.Connection[Any]) -> Thread:
-            now = self._now()
-            try:
-                con.execute(
-                    "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
-                    "title, command, launch, created_at, updated_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-                    (
-                        thread_id,
-                        columns["provider"],
-                        columns["cwd"],
-                        columns["name"],
-                        columns["agent_session_id"],
-                        columns["folders"],
-                        columns["title"],
-                        columns["command"],
-                        columns["launch"],
-                        now,
-                        now,
-                    ),
-                )
-            except psycopg.errors.UniqueViolation:
-                raise StoreError(f"a thread is named {name!r} already") from None
-            return self._read_thread(con, thread_id)
+    def _name_taken(self, error: Exception) -> bool:
+        return isinstance(error, psycopg.errors.UniqueViolation)
 
-        return await self._run(create)
+    def _thread_columns(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        return _checked(thread_columns(fields))
 
-    def _read_thread(self, con: psycopg.Connection[Any], thread_id: str) -> Thread:
-        row = con.execute(
-            f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = %s", (thread_id,)
-        ).fetchone()
-        if row is None:
-            raise self._not_found(thread_id)
-        return _thread_of(row)
+    def _text_column(self, value: str, what: str) -> Any:
+        return _text(value, what)
 
-    async def thread(self, thread_id: str) -> Thread:
-        return await self._run(self._read_thread, thread_id)
-
-    async def thread_named(self, name: str) -> Thread | None:
-        def named(con: psycopg.Connection[Any]) -> Thread | None:
-            row = con.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = %s", (name,)
-            ).fetchone()
-            return _thread_of(row) if row is not None else None
-
-        _text(name, "a thread's name")
-        return await self._run(named)
-
-    async def threads(self) -> list[Thread]:
-        def every(con: psycopg.Connection[Any]) -> list[Thread]:
-            rows = con.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, created_at DESC"
-            ).fetchall()
-            return [_thread_of(row) for row in rows]
-
-        return await self._run(every)
-
-    async def update_thread(self, thread_id: str, **fields: Any) -> Thread:
-        columns = _checked(thread_columns(fields))
-
-        def update(con: psycopg.Connection[Any]) -> Thread:
-            self._update_thread(con, thread_id, columns, fields.get("name"))
-            return self._read_thread(con, thread_id)
-
-        return await self._run(update)
-
-    def _update_thread(
-        self, con: psycopg.Connection[Any], thread_id: str, columns: dict[str, Any], name: Any
-    ) -> None:
-        settings = "".join(f"{column} = %s, " for column in columns)
-        try:
-            cursor = con.execute(
-                f"UPDATE threads SET {settings}updated_at = %s WHERE id = %s",
-                (*columns.values(), self._now(), thread_id),
-            )
-        except psycopg.errors.UniqueViolation:
-            raise StoreError(f"a thread is named {name!r} already") from None
-        if cursor.rowcount == 0:
-            raise self._not_found(thread_id)
-
-    async def delete_thread(self, thread_id: str) -> None:
-        def delete(con: psycopg.Connection[Any]) -> None:
-            # The turns, events, items and queued prompts go with it (ON DELETE CASCADE).
-            cursor = con.execute("DELETE FROM threads WHERE id = %s", (thread_id,))
-            if cursor.rowcount == 0:
-                raise self._not_found(thread_id)
-            # Its followers learn it is gone.
-            con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:0"))
-
-        await self._run(delete)
+    def _delete_row(self, sql: Sql, thread_id: str) -> None:
+        super()._delete_row(sql, thread_id)
+        # Its followers learn it is gone (when the transaction commits).
+        sql.run("SELECT pg_notify(?, ?)", (CHANNEL, f"{thread_id}:0"))
 
     # --- what a session writes ----------------------------------------------------------
 
     async def commit(self, thread_id: str, commit: Commit) -> int:
-        columns = _checked(thread_columns(commit.thread))
+        columns = self._thread_columns(commit.thread)
         # Everything is JSON before the transaction starts: what cannot be is refused whole.
         events = [event_text(entry) for entry in commit.events]
         # One row each (the last of an id, as row-by-row writing leaves it): a statement that
@@ -397,11 +242,8 @@ class PostgresStore(LeaseQueries, Store):
         for item_id, _, _ in items:
             _text(item_id, "an item's id")
         turns = list({turn.index: turn for turn in commit.turns}.values())
+        check_turns(thread_id, turns)
         for turn in turns:
-            if turn.thread_id != thread_id:
-                raise StoreError(
-                    f"a turn of the thread {turn.thread_id!r} committed to {thread_id!r}"
-                )
             _text(turn.stop_reason, "a turn's stop reason")
             _text(turn.error, "a turn's error")
         name = commit.thread.get("name")
@@ -431,21 +273,14 @@ class PostgresStore(LeaseQueries, Store):
         worker thread wait for the event loop's thread (Python's lock) on its way back, so a
         few trips for a group of hundreds rather than a few for each commit. A commit that
         changes its thread's fields (a name may be taken) is written apart."""
-        outcomes: list[int | StoreError | None] = [None] * len(group)
         ids = sorted(prepared.thread_id for prepared in group)
         # Locked in one order: writers in other processes take turns, never deadlock.
         rows = con.execute(
             "SELECT id FROM threads WHERE id = ANY(%s) ORDER BY id FOR UPDATE", (ids,)
         ).fetchall()
-        known = {row[0] for row in rows}
-        together: list[tuple[int, PreparedCommit]] = []
-        for index, prepared in enumerate(group):
-            if prepared.thread_id not in known:
-                outcomes[index] = self._not_found(prepared.thread_id)
-            elif prepared.columns:
-                outcomes[index] = self._write_apart(con, prepared)
-            else:
-                together.append((index, prepared))
+        outcomes, together = self._split_group(
+            group, {row[0] for row in rows}, lambda one: self._write_apart(con, one)
+        )
         if together:
             rows = con.execute(
                 "SELECT thread_id, MAX(seq) FROM events WHERE thread_id = ANY(%s) "
@@ -469,7 +304,7 @@ class PostgresStore(LeaseQueries, Store):
                     for column, value in zip(items, (thread_id, *row), strict=True):
                         column.append(value)
                 for turn in prepared.turns:
-                    for column, value in zip(turns, _turn_row(thread_id, turn), strict=True):
+                    for column, value in zip(turns, turn_row(thread_id, turn), strict=True):
                         column.append(value)
                 touched[0].append(thread_id)
                 touched[1].append(self._now())
@@ -489,16 +324,14 @@ class PostgresStore(LeaseQueries, Store):
                     con.execute(
                         "INSERT INTO items (thread_id, item_id, ordinal, item) "
                         "SELECT * FROM unnest(%s::text[], %s::text[], %s::bigint[], %s::text[]) "
-                        "ON CONFLICT (thread_id, item_id) DO UPDATE "
-                        "SET ordinal = excluded.ordinal, item = excluded.item",
+                        + ITEM_UPSERT,
                         items,
                     )
                 if turns[0]:
                     con.execute(
-                        "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
-                        "started_at, ended_at) SELECT * FROM unnest(%s::text[], %s::integer[], "
-                        "%s::text[], %s::text[], %s::text[], %s::float8[], %s::float8[]) "
-                        f"{_TURN_UPSERT}",
+                        f"INSERT INTO turns (thread_id, {TURN_COLUMNS}) SELECT * FROM unnest("
+                        "%s::text[], %s::integer[], %s::text[], %s::text[], %s::text[], "
+                        f"%s::float8[], %s::float8[]) {TURN_UPSERT}",
                         turns,
                     )
                 con.execute(
@@ -531,78 +364,13 @@ class PostgresStore(LeaseQueries, Store):
             return StoreError(_why(self.location, self._secret, exc))
 
     def _write_one(self, con: psycopg.Connection[Any], prepared: PreparedCommit) -> int:
-        thread_id, events, items, turns = (
-            prepared.thread_id,
-            prepared.events,
-            prepared.items,
-            prepared.turns,
-        )
-        self._known(con, thread_id, lock=True)
-        row = con.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = %s", (thread_id,)
-        ).fetchone()
-        last = int(row[0]) if row is not None else 0
-        with con.cursor() as cursor:
-            if events:
-                cursor.executemany(
-                    "INSERT INTO events (thread_id, seq, entry) VALUES (%s, %s, %s)",
-                    [(thread_id, last + number, entry) for number, entry in enumerate(events, 1)],
-                )
-            if items:
-                cursor.executemany(
-                    "INSERT INTO items (thread_id, item_id, ordinal, item) "
-                    "VALUES (%s, %s, %s, %s) ON CONFLICT (thread_id, item_id) DO UPDATE "
-                    "SET ordinal = excluded.ordinal, item = excluded.item",
-                    [(thread_id, *item) for item in items],
-                )
-            if turns:
-                cursor.executemany(
-                    "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, "
-                    f"started_at, ended_at) VALUES (%s, %s, %s, %s, %s, %s, %s) {_TURN_UPSERT}",
-                    [_turn_row(thread_id, turn) for turn in turns],
-                )
-        self._update_thread(con, thread_id, prepared.columns, prepared.name)
-        last += len(events)
-        if events:
+        last = self._write_rows(self._sql(con, time.time()), prepared)
+        if prepared.events:
             # Sent when (and only if) the transaction commits.
-            con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{thread_id}:{last}"))
+            con.execute("SELECT pg_notify(%s, %s)", (CHANNEL, f"{prepared.thread_id}:{last}"))
         return last
 
-    # --- what is read back --------------------------------------------------------------
-
-    async def events(self, thread_id: str, *, after: int = 0) -> list[StoredEvent]:
-        def read(con: psycopg.Connection[Any]) -> list[StoredEvent]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT seq, entry FROM events WHERE thread_id = %s AND seq > %s ORDER BY seq",
-                (thread_id, after),
-            ).fetchall()
-            return [StoredEvent(thread_id, int(seq), loads(entry)) for seq, entry in rows]
-
-        return await self._run(read)
-
-    async def items(self, thread_id: str) -> list[dict[str, Any]]:
-        def read(con: psycopg.Connection[Any]) -> list[dict[str, Any]]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT item FROM items WHERE thread_id = %s ORDER BY ordinal, item_id",
-                (thread_id,),
-            ).fetchall()
-            return [loads(item) for (item,) in rows]
-
-        return await self._run(read)
-
-    async def turns(self, thread_id: str) -> list[Turn]:
-        def read(con: psycopg.Connection[Any]) -> list[Turn]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT turn_index, status, stop_reason, error, started_at, ended_at "
-                "FROM turns WHERE thread_id = %s ORDER BY turn_index",
-                (thread_id,),
-            ).fetchall()
-            return [_turn_of(thread_id, row) for row in rows]
-
-        return await self._run(read)
+    # --- following ----------------------------------------------------------------------
 
     async def follow(self, thread_id: str, *, after: int = 0) -> AsyncIterator[StoredEvent]:
         self._followers[thread_id] = self._followers.get(thread_id, 0) + 1
@@ -705,7 +473,7 @@ class PostgresStore(LeaseQueries, Store):
             # The server's clock: the leases of machines whose clocks differ agree.
             row = con.execute("SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8").fetchone()
             assert row is not None
-            return function(Sql(con, "%s", float(row[0]), loads, " FOR UPDATE"))
+            return function(self._sql(con, float(row[0])))
 
         return await self._run(run)
 
@@ -729,10 +497,6 @@ class PostgresStore(LeaseQueries, Store):
 
     # --- the store ----------------------------------------------------------------------
 
-    @property
-    def schema_version(self) -> int:
-        return self._version
-
     async def close(self) -> None:
         if self._closed:
             return
@@ -747,25 +511,9 @@ class PostgresStore(LeaseQueries, Store):
             if connection is not None:
                 await anyio.to_thread.run_sync(connection.close)
 
-    def __repr__(self) -> str:
-        return f"PostgresStore({self.location!r})"
-
-
-def _turn_row(thread_id: str, turn: Turn) -> tuple[Any, ...]:
-    """A turn's row, in the order of the turns table's columns the statements name."""
-    return (
-        thread_id,
-        turn.index,
-        turn.status,
-        turn.stop_reason,
-        turn.error,
-        turn.started_at,
-        turn.ended_at,
-    )
-
 
 def _checked(columns: dict[str, Any]) -> dict[str, Any]:
-    """A thread's columns (:func:`.sqlite.thread_columns`) as PostgreSQL's text holds them:
+    """A thread's columns (:func:`.sql.thread_columns`) as PostgreSQL's text holds them:
     :class:`StoreError` for a NUL or a lone surrogate (which SQLite keeps, as bytes)."""
     for column, value in columns.items():
         if isinstance(value, bytes):
@@ -829,16 +577,7 @@ def _migrate(connection: psycopg.Connection[Any], location: str, create: bool = 
         version = _version(connection, location)
         if version is None and not create:
             raise StoreNotFound(f"no store in {location}: the database holds none yet")
-        if version is not None and version > SCHEMA_VERSION:
-            raise StoreError(
-                f"cannot open the store {location}: its schema is version {version}, newer "
-                f"than this library's ({SCHEMA_VERSION}); upgrade acp-adapters"
-            )
-        if version is not None and version < 0:
-            raise StoreError(f"cannot open the store {location}: its schema version is {version}")
-        for statement in migration(version):
-            connection.execute(statement)
-    return SCHEMA_VERSION
+        return migrate(connection.execute, version, location)
 
 
 def _version(connection: psycopg.Connection[Any], location: str) -> int | None:

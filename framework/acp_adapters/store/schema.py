@@ -21,7 +21,9 @@ it ended).
 
 from __future__ import annotations
 
-from .base import SCHEMA_VERSION
+from collections.abc import Callable
+
+from .base import SCHEMA_VERSION, StoreError
 
 #: The statements of each version, in order (see the module's documentation).
 MIGRATIONS: tuple[tuple[str, ...], ...] = (
@@ -126,3 +128,24 @@ def migration(from_version: int | None) -> list[str]:
             f"0 to {SCHEMA_VERSION}"
         )
     return [statement for version in MIGRATIONS[start:] for statement in version]
+
+
+def migrate(execute: Callable[[str], object], version: int | None, location: str) -> int:
+    """Bring the store at ``location``, of ``version`` (None: an empty database), to
+    :data:`SCHEMA_VERSION`, each statement run by ``execute`` (in the caller's transaction,
+    which the backend holds as each opens a store: SQLite's write lock, PostgreSQL's advisory
+    lock); the version it is of then.
+
+    :raises StoreError: its schema is newer than this library's (upgrade it), or its version
+        is below 0.
+    """
+    if version is not None and version > SCHEMA_VERSION:
+        raise StoreError(
+            f"cannot open the store {location}: its schema is version {version}, newer than "
+            f"this library's ({SCHEMA_VERSION}); upgrade acp-adapters"
+        )
+    if version is not None and version < 0:
+        raise StoreError(f"cannot open the store {location}: its schema version is {version}")
+    for statement in migration(version):
+        execute(statement)
+    return SCHEMA_VERSION

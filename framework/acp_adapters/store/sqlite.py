@@ -24,13 +24,13 @@ What it guarantees:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
 import time
 import urllib.parse
-import uuid
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -43,20 +43,23 @@ from .base import (
     SCHEMA_VERSION,
     Commit,
     PreparedCommit,
-    Store,
     StoredEvent,
     StoreError,
     StoreNotFound,
-    Thread,
-    ThreadNotFound,
     Turn,
-    check_thread_name,
-    dumps,
     event_text,
 )
 from .group import CommitGroups
-from .leases import LeaseQueries, Sql
-from .schema import VERSION_QUERY, migration
+from .leases import LeaseQueries
+from .schema import VERSION_QUERY, migrate
+from .sql import (
+    ITEM_UPSERT,
+    Sql,
+    ThreadQueries,
+    check_turns,
+    item_row,
+    upsert_turns,
+)
 
 T = TypeVar("T")
 
@@ -70,121 +73,23 @@ ENCODED_IN_LOOP = 200
 #: How long a writer waits for another connection's transaction (seconds).
 BUSY_TIMEOUT = 10.0
 
-#: The thread's fields a commit or :meth:`SqliteStore.update_thread` may change.
-THREAD_FIELDS = (
-    "name",
-    "provider",
-    "cwd",
-    "agent_session_id",
-    "folders",
-    "title",
-    "command",
-    "launch",
-)
 
-_THREAD_COLUMNS = (
-    "id, provider, cwd, name, agent_session_id, folders, title, created_at, updated_at, "
-    "command, launch"
-)
-
-
-def loads(text: str) -> Any:
-    """What :func:`dumps` wrote (the store's own text: no limit of untrusted input applies)."""
-    return json.loads(text)
-
-
-def text(value: str | None) -> str | bytes | None:
-    """A string as a column keeps it: as it is, or (one with a lone surrogate, which UTF-8
-    cannot hold) as its bytes with the surrogate kept (``surrogatepass``)."""
-    if value is None:
-        return None
+@contextlib.contextmanager
+def _immediate(con: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction that takes the file's write lock at its start (``BEGIN
+    IMMEDIATE``), so that a writer waits for another's at once rather than failing at its
+    first write: committed when the block ends, rolled back (as far as SQLite has not
+    already) when it raises."""
+    con.execute("BEGIN IMMEDIATE")
     try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return value.encode("utf-8", "surrogatepass")
-    return value
+        yield
+        con.execute("COMMIT")
+    except BaseException:
+        _rollback(con)
+        raise
 
 
-def untext(value: Any) -> Any:
-    """What :func:`text` wrote, as the string it was."""
-    return value.decode("utf-8", "surrogatepass") if isinstance(value, bytes) else value
-
-
-def _thread_of(row: Sequence[Any]) -> Thread:
-    command = loads(row[9]) if row[9] is not None else None
-    return Thread(
-        id=row[0],
-        provider=untext(row[1]),
-        cwd=untext(row[2]),
-        name=untext(row[3]),
-        agent_session_id=untext(row[4]),
-        folders=tuple(loads(row[5])),
-        title=untext(row[6]),
-        created_at=row[7],
-        updated_at=row[8],
-        command=tuple(command) if command is not None else None,
-        launch=loads(row[10]) if row[10] is not None else None,
-    )
-
-
-def _turn_of(thread_id: str, row: Sequence[Any]) -> Turn:
-    return Turn(
-        thread_id=thread_id,
-        index=row[0],
-        status=row[1],
-        stop_reason=untext(row[2]),
-        error=untext(row[3]),
-        started_at=row[4],
-        ended_at=row[5],
-    )
-
-
-def thread_columns(fields: Mapping[str, Any]) -> dict[str, Any]:
-    """A thread's changed fields as their columns' values; :class:`StoreError` for a field
-    that is not one of :data:`THREAD_FIELDS`, or a value of the wrong type."""
-    columns: dict[str, Any] = {}
-    for key, value in fields.items():
-        if key not in THREAD_FIELDS:
-            raise StoreError(
-                f"a thread has no field {key!r} to change ({', '.join(THREAD_FIELDS)})"
-            )
-        if key == "folders":
-            columns[key] = dumps([os.fspath(folder) for folder in value], "the folders")
-        elif key == "command":
-            columns[key] = None if value is None else dumps([str(p) for p in value], "the command")
-        elif key == "launch":
-            if value is not None and not isinstance(value, Mapping):
-                raise StoreError(f"a thread's launch is an object or None, not {value!r}")
-            columns[key] = None if value is None else dumps(dict(value), "the launch")
-        elif key in ("provider", "cwd"):
-            if not isinstance(value, str):
-                raise StoreError(f"a thread's {key} is a string, not {value!r}")
-            columns[key] = text(value)
-        else:
-            if value is not None and not isinstance(value, str):
-                raise StoreError(f"a thread's {key} is a string or None, not {value!r}")
-            if key == "name" and value is not None:
-                check_thread_name(value)
-            columns[key] = text(value)
-    return columns
-
-
-def item_row(item: Mapping[str, Any]) -> tuple[str, int, str]:
-    """An item's key, ordinal and JSON text; :class:`StoreError` for an item without an ``id``."""
-    item_id = item.get("id")
-    if not isinstance(item_id, str) or not item_id:
-        raise StoreError(f"an item to store has no id: {str(item)[:200]}")
-    ordinal = item.get("ordinal", 0)
-    if not isinstance(ordinal, int) or isinstance(ordinal, bool):
-        raise StoreError(f"the item {item_id!r} has no integer ordinal: {ordinal!r}")
-    return item_id, ordinal, dumps(dict(item), f"the item {item_id!r}")
-
-
-def _taken(exc: sqlite3.IntegrityError) -> bool:
-    return "threads.name" in str(exc)
-
-
-class SqliteStore(LeaseQueries, Store):
+class SqliteStore(ThreadQueries, LeaseQueries):
     """A store in one SQLite file (see the module's documentation); open it with
     :meth:`open` (or :func:`acp_adapters.store.open_store`)."""
 
@@ -202,7 +107,6 @@ class SqliteStore(LeaseQueries, Store):
         #: Set (and replaced) at each commit of this store: wakes its followers.
         self._changed = anyio.Event()
         self._closed = False
-        self._last_time = 0.0
         #: How often followers look for other processes' commits (seconds).
         self.poll_seconds = POLL_SECONDS
         #: How many times this store saw its queue move (:meth:`wait_queue`).
@@ -254,147 +158,25 @@ class SqliteStore(LeaseQueries, Store):
 
         return await anyio.to_thread.run_sync(call, limiter=self._limiter)
 
-    def _now(self) -> float:
-        """Now, never earlier than the last time this store gave (so that what was updated
-        later sorts later); called in the worker, one at a time."""
-        now = max(time.time(), self._last_time + 1e-6)
-        self._last_time = now
-        return now
-
     def _wake(self) -> None:
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
     # --- threads ------------------------------------------------------------------------
 
-    async def create_thread(
-        self,
-        *,
-        provider: str,
-        cwd: str,
-        name: str | None = None,
-        folders: Sequence[str] = (),
-        agent_session_id: str | None = None,
-        title: str | None = None,
-        command: Sequence[str] | None = None,
-        launch: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        columns = thread_columns(
-            {
-                "provider": provider,
-                "cwd": os.fspath(cwd),
-                "name": name,
-                "folders": folders,
-                "agent_session_id": agent_session_id,
-                "title": title,
-                "command": command,
-                "launch": launch,
-            }
-        )
-        thread_id = uuid.uuid4().hex
-
-        def create(con: sqlite3.Connection) -> Thread:
-            now = self._now()
-            try:
-                con.execute(
-                    "INSERT INTO threads (id, provider, cwd, name, agent_session_id, folders, "
-                    "title, command, launch, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        thread_id,
-                        columns["provider"],
-                        columns["cwd"],
-                        columns["name"],
-                        columns["agent_session_id"],
-                        columns["folders"],
-                        columns["title"],
-                        columns["command"],
-                        columns["launch"],
-                        now,
-                        now,
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                if _taken(exc):
-                    raise StoreError(f"a thread is named {name!r} already") from exc
-                raise
-            return _read_thread(con, thread_id)
-
-        return await self._run(create)
-
-    async def thread(self, thread_id: str) -> Thread:
-        return await self._run(_read_thread, thread_id)
-
-    async def thread_named(self, name: str) -> Thread | None:
-        def named(con: sqlite3.Connection) -> Thread | None:
-            row = con.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads WHERE name = ?", (text(name),)
-            ).fetchone()
-            return _thread_of(row) if row is not None else None
-
-        return await self._run(named)
-
-    async def threads(self) -> list[Thread]:
-        def every(con: sqlite3.Connection) -> list[Thread]:
-            rows = con.execute(
-                f"SELECT {_THREAD_COLUMNS} FROM threads ORDER BY updated_at DESC, created_at DESC"
-            ).fetchall()
-            return [_thread_of(row) for row in rows]
-
-        return await self._run(every)
-
-    async def update_thread(self, thread_id: str, **fields: Any) -> Thread:
-        columns = thread_columns(fields)
-
-        def update(con: sqlite3.Connection) -> Thread:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                self._update_thread(con, thread_id, columns, fields.get("name"))
-                thread = _read_thread(con, thread_id)
-                con.execute("COMMIT")
-            except BaseException:
-                _rollback(con)
-                raise
-            return thread
-
-        return await self._run(update)
-
-    def _update_thread(
-        self, con: sqlite3.Connection, thread_id: str, columns: dict[str, Any], name: Any
-    ) -> None:
-        settings = "".join(f"{column} = ?, " for column in columns)
-        try:
-            cursor = con.execute(
-                f"UPDATE threads SET {settings}updated_at = ? WHERE id = ?",
-                (*columns.values(), self._now(), thread_id),
-            )
-        except sqlite3.IntegrityError as exc:
-            if _taken(exc):
-                raise StoreError(f"a thread is named {name!r} already") from exc
-            raise
-        if cursor.rowcount == 0:
-            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
+    def _name_taken(self, error: Exception) -> bool:
+        return isinstance(error, sqlite3.IntegrityError) and "threads.name" in str(error)
 
     async def delete_thread(self, thread_id: str) -> None:
-        def delete(con: sqlite3.Connection) -> None:
-            # The turns, events, items and queued prompts go with it (ON DELETE CASCADE).
-            cursor = con.execute("DELETE FROM threads WHERE id = ?", (thread_id,))
-            if cursor.rowcount == 0:
-                raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
-
-        await self._run(delete)
+        await super().delete_thread(thread_id)
         self._wake()  # a follower of it learns it is gone
 
     # --- what a session writes ----------------------------------------------------------
 
     async def commit(self, thread_id: str, commit: Commit) -> int:
-        columns = thread_columns(commit.thread)
+        columns = self._thread_columns(commit.thread)
         turns = list(commit.turns)
-        for turn in turns:
-            if turn.thread_id != thread_id:
-                raise StoreError(
-                    f"a turn of the thread {turn.thread_id!r} committed to {thread_id!r}"
-                )
+        check_turns(thread_id, turns)
         # Everything is JSON before the transaction starts: what cannot be is refused whole.
         # A large commit (a flood's thousands of events) is encoded in a worker thread, not
         # in the event loop the other sessions wait for.
@@ -414,18 +196,12 @@ class SqliteStore(LeaseQueries, Store):
         :mod:`.group`)."""
 
         def write(con: sqlite3.Connection) -> list[int | StoreError]:
-            con.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(con):
                 threads = [prepared.thread_id for prepared in group]
                 if self._json_each and len(set(threads)) == len(threads):
-                    outcomes = self._write_together(con, group)
-                else:  # a thread twice in the group (its commits in order), or no JSON1
-                    outcomes = [self._write_one(con, prepared) for prepared in group]
-                con.execute("COMMIT")
-            except BaseException:
-                _rollback(con)
-                raise
-            return outcomes
+                    return self._write_together(con, group)
+                # A thread twice in the group (its commits in order), or no JSON1.
+                return [self._write_one(con, prepared) for prepared in group]
 
         return await self._run(write)
 
@@ -437,23 +213,14 @@ class SqliteStore(LeaseQueries, Store):
         the worker thread wait for the event loop's thread (Python's lock), so a few steps
         for a group of hundreds rather than a few for each row. A commit that changes its
         thread's fields (a name may be taken) is written apart, in its savepoint."""
-        outcomes: list[int | StoreError | None] = [None] * len(group)
         ids = [prepared.thread_id for prepared in group]
         (found,) = con.execute(
             "SELECT json_group_array(id) FROM threads WHERE id IN (SELECT value FROM json_each(?))",
             (_json.dumps(ids),),
         ).fetchone()
-        known = set(json.loads(found))
-        together: list[tuple[int, _Prepared]] = []
-        for index, prepared in enumerate(group):
-            if prepared.thread_id not in known:
-                outcomes[index] = ThreadNotFound(
-                    f"no thread {prepared.thread_id!r} in {self.location}"
-                )
-            elif prepared.columns:
-                outcomes[index] = self._write_one(con, prepared)
-            else:
-                together.append((index, prepared))
+        outcomes, together = self._split_group(
+            group, set(json.loads(found)), lambda one: self._write_one(con, one)
+        )
         if together:
             (lasts,) = con.execute(
                 "SELECT json_group_object(thread_id, last) FROM (SELECT thread_id, "
@@ -474,8 +241,7 @@ class SqliteStore(LeaseQueries, Store):
                 heads.append((prepared.thread_id, first))
                 events.append(prepared.events_json)
                 items.append(prepared.items_json)
-                if prepared.turns:
-                    self._upsert_turns(con, prepared.thread_id, prepared.turns)
+                upsert_turns(self._sql(con, time.time()), prepared.thread_id, prepared.turns)
                 touched.append((prepared.thread_id, self._now()))
                 outcomes[index] = first + len(prepared.events)
             by_commit = (
@@ -492,8 +258,7 @@ class SqliteStore(LeaseQueries, Store):
                 "INSERT INTO items (thread_id, item_id, ordinal, item) SELECT "
                 "json_extract(h.value, '$[0]'), json_extract(r.value, '$[0]'), "
                 "json_extract(r.value, '$[1]'), json_extract(r.value, '$[2]') "
-                f"{by_commit} WHERE true ON CONFLICT (thread_id, item_id) DO UPDATE "
-                "SET ordinal = excluded.ordinal, item = excluded.item",
+                f"{by_commit} WHERE true {ITEM_UPSERT}",
                 ("[" + ",".join(items) + "]", _json.dumps(heads)),
             )
             con.execute(
@@ -510,10 +275,7 @@ class SqliteStore(LeaseQueries, Store):
         it alone failed with (what it wrote undone)."""
         con.execute("SAVEPOINT one_commit")
         try:
-            last = self._append_events(con, prepared.thread_id, prepared.events)
-            self._upsert_items(con, prepared.thread_id, prepared.items)
-            self._upsert_turns(con, prepared.thread_id, prepared.turns)
-            self._update_thread(con, prepared.thread_id, prepared.columns, prepared.name)
+            last = self._write_rows(self._sql(con, time.time()), prepared)
         except (StoreError, sqlite3.Error) as exc:
             con.execute("ROLLBACK TO one_commit")
             con.execute("RELEASE one_commit")
@@ -523,88 +285,7 @@ class SqliteStore(LeaseQueries, Store):
         con.execute("RELEASE one_commit")
         return last
 
-    def _append_events(self, con: sqlite3.Connection, thread_id: str, events: list[str]) -> int:
-        if con.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
-            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
-        (last,) = con.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread_id = ?", (thread_id,)
-        ).fetchone()
-        con.executemany(
-            "INSERT INTO events (thread_id, seq, entry) VALUES (?, ?, ?)",
-            [(thread_id, last + number, entry) for number, entry in enumerate(events, 1)],
-        )
-        return int(last) + len(events)
-
-    def _upsert_items(
-        self, con: sqlite3.Connection, thread_id: str, items: list[tuple[str, int, str]]
-    ) -> None:
-        con.executemany(
-            "INSERT INTO items (thread_id, item_id, ordinal, item) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (thread_id, item_id) DO UPDATE "
-            "SET ordinal = excluded.ordinal, item = excluded.item",
-            [(thread_id, *row) for row in items],
-        )
-
-    def _upsert_turns(self, con: sqlite3.Connection, thread_id: str, turns: list[Turn]) -> None:
-        con.executemany(
-            "INSERT INTO turns (thread_id, turn_index, status, stop_reason, error, started_at, "
-            "ended_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id, turn_index) DO UPDATE "
-            "SET status = excluded.status, stop_reason = excluded.stop_reason, "
-            "error = excluded.error, started_at = excluded.started_at, "
-            "ended_at = excluded.ended_at",
-            [
-                (
-                    thread_id,
-                    turn.index,
-                    turn.status,
-                    text(turn.stop_reason),
-                    text(turn.error),
-                    turn.started_at,
-                    turn.ended_at,
-                )
-                for turn in turns
-            ],
-        )
-
-    # --- what is read back --------------------------------------------------------------
-
-    def _known(self, con: sqlite3.Connection, thread_id: str) -> None:
-        if con.execute("SELECT 1 FROM threads WHERE id = ?", (thread_id,)).fetchone() is None:
-            raise ThreadNotFound(f"no thread {thread_id!r} in {self.location}")
-
-    async def events(self, thread_id: str, *, after: int = 0) -> list[StoredEvent]:
-        def read(con: sqlite3.Connection) -> list[StoredEvent]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT seq, entry FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq",
-                (thread_id, after),
-            ).fetchall()
-            return [StoredEvent(thread_id, seq, loads(entry)) for seq, entry in rows]
-
-        return await self._run(read)
-
-    async def items(self, thread_id: str) -> list[dict[str, Any]]:
-        def read(con: sqlite3.Connection) -> list[dict[str, Any]]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT item FROM items WHERE thread_id = ? ORDER BY ordinal, item_id",
-                (thread_id,),
-            ).fetchall()
-            return [loads(item) for (item,) in rows]
-
-        return await self._run(read)
-
-    async def turns(self, thread_id: str) -> list[Turn]:
-        def read(con: sqlite3.Connection) -> list[Turn]:
-            self._known(con, thread_id)
-            rows = con.execute(
-                "SELECT turn_index, status, stop_reason, error, started_at, ended_at "
-                "FROM turns WHERE thread_id = ? ORDER BY turn_index",
-                (thread_id,),
-            ).fetchall()
-            return [_turn_of(thread_id, row) for row in rows]
-
-        return await self._run(read)
+    # --- following ----------------------------------------------------------------------
 
     async def follow(self, thread_id: str, *, after: int = 0) -> AsyncIterator[StoredEvent]:
         last = after
@@ -624,14 +305,8 @@ class SqliteStore(LeaseQueries, Store):
 
     async def _transact(self, function: Callable[[Sql], T]) -> T:
         def run(con: sqlite3.Connection) -> T:
-            con.execute("BEGIN IMMEDIATE")
-            try:
-                result = function(Sql(con, "?", time.time(), loads))
-                con.execute("COMMIT")
-            except BaseException:
-                _rollback(con)
-                raise
-            return result
+            with _immediate(con):
+                return function(self._sql(con, time.time()))
 
         return await self._run(run)
 
@@ -661,10 +336,6 @@ class SqliteStore(LeaseQueries, Store):
 
     # --- the store ----------------------------------------------------------------------
 
-    @property
-    def schema_version(self) -> int:
-        return self._version
-
     async def close(self) -> None:
         if self._closed:
             return
@@ -673,9 +344,6 @@ class SqliteStore(LeaseQueries, Store):
             self._closed = True
             self._connection.close()
         self._wake()
-
-    def __repr__(self) -> str:
-        return f"SqliteStore({self.location!r})"
 
 
 @dataclass(frozen=True)
@@ -722,15 +390,6 @@ def _rollback(con: sqlite3.Connection) -> None:
     """Undo the transaction, if SQLite has not already (a full disk may have)."""
     if con.in_transaction:
         con.execute("ROLLBACK")
-
-
-def _read_thread(con: sqlite3.Connection, thread_id: str) -> Thread:
-    row = con.execute(
-        f"SELECT {_THREAD_COLUMNS} FROM threads WHERE id = ?", (thread_id,)
-    ).fetchone()
-    if row is None:
-        raise ThreadNotFound(f"no thread {thread_id!r}")
-    return _thread_of(row)
 
 
 # --- opening ------------------------------------------------------------------------------
@@ -874,20 +533,6 @@ def _migrate(connection: sqlite3.Connection, path: str) -> int:
     version = _version(connection, path)
     if version == SCHEMA_VERSION:
         return version
-    connection.execute("BEGIN IMMEDIATE")
-    try:
-        version = _version(connection, path)  # another process may have migrated it meanwhile
-        if version is not None and version > SCHEMA_VERSION:
-            raise StoreError(
-                f"cannot open the store {path}: its schema is version {version}, newer than "
-                f"this library's ({SCHEMA_VERSION}); upgrade acp-adapters"
-            )
-        if version is not None and version < 0:
-            raise StoreError(f"cannot open the store {path}: its schema version is {version}")
-        for statement in migration(version):
-            connection.execute(statement)
-        connection.execute("COMMIT")
-    except BaseException:
-        _rollback(connection)
-        raise
-    return SCHEMA_VERSION
+    with _immediate(connection):
+        # Another process may have migrated it meanwhile.
+        return migrate(connection.execute, _version(connection, path), path)
