@@ -43,7 +43,7 @@ def _items(timeline: acp_adapters.Timeline, portable: Any) -> list[dict[str, Any
 
 def install() -> None:
     """Wrap ``connect`` where the package and its command line find it."""
-    original = acp_adapters.client.session.connect
+    original = acp_adapters.client.connecting.connect
 
     @asynccontextmanager
     async def connect(*args: Any, **kwargs: Any) -> AsyncIterator[acp_adapters.Session]:
@@ -59,7 +59,7 @@ def install() -> None:
             if scratch is not None:
                 _remove_folder(scratch, ignore_errors=True)
 
-    acp_adapters.client.session.connect = connect  # type: ignore[assignment]
+    acp_adapters.client.connecting.connect = connect  # type: ignore[assignment]
     acp_adapters.client.connect = connect  # type: ignore[attr-defined]
 
 

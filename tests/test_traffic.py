@@ -18,7 +18,7 @@ from acp_adapters import (
     diff_patch,
     project_capture,
 )
-from acp_adapters.projection import traffic as traffic_module
+from acp_adapters.projection import routing as routing_module
 from acp_adapters.projection.projector import Projector
 from acp_adapters.projection.traffic import Traffic
 from acp_adapters.timeline import Timeline
@@ -401,19 +401,19 @@ def _traffic(pm: pluggy.PluginManager) -> Traffic:
 
 def test_unanswered_agent_requests_are_bounded(pm: pluggy.PluginManager) -> None:
     traffic = _traffic(pm)
-    limit = traffic_module.MAX_WAITING
+    limit = routing_module.MAX_WAITING
     for number in range(limit + 50):
         params = {"sessionId": SESSION, "path": f"/ws/{number}.txt"}
         traffic.entry(to_client({"id": number, "method": "fs/read_text_file", "params": params}))
-        assert len(traffic.agent_requests) <= limit
-    assert len(traffic.agent_requests) == limit
+        assert len(traffic.router.agent_requests) <= limit
+    assert len(traffic.router.agent_requests) == limit
 
 
 def test_past_the_bound_the_oldest_request_is_forgotten_the_newest_kept(
     pm: pluggy.PluginManager,
 ) -> None:
     traffic = _traffic(pm)
-    limit = traffic_module.MAX_WAITING
+    limit = routing_module.MAX_WAITING
     for number in range(limit + 1):
         params = {"sessionId": SESSION, "path": f"/ws/{number}.txt"}
         traffic.entry(to_client({"id": number, "method": "fs/read_text_file", "params": params}))
@@ -429,8 +429,8 @@ def test_past_the_bound_the_oldest_request_is_forgotten_the_newest_kept(
 
 def test_unanswered_client_requests_are_bounded(pm: pluggy.PluginManager) -> None:
     traffic = _traffic(pm)
-    limit = traffic_module.MAX_WAITING
+    limit = routing_module.MAX_WAITING
     for number in range(100, 100 + limit + 50):
         params = {"sessionId": SESSION, "modeId": "m"}
         traffic.entry(to_agent({"id": number, "method": "session/set_mode", "params": params}))
-    assert len(traffic.client_requests) <= limit
+    assert len(traffic.router.client_requests) <= limit

@@ -4,7 +4,8 @@ The public API. Plugins write ``from acp_adapters import hookimpl``. Names are
 imported when first used: ``python -m acp_adapters.replay`` (a subprocess that
 plays an agent) starts without loading the rest of the package.
 
-* live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...);
+* live sessions: ``connect`` (a ``Session``: ``prompt``, ``stream_prompt``, ``cancel``, ...) and
+  its options, ``Limits``, ``Timeouts`` and ``Persistence``;
   ``Checkpointing`` and ``CheckpointLimits`` (how a session checkpoints its folders);
 * diffs: ``diff_patch`` (the default diff hook), ``file_patches``, ``unified_diff``;
 * timelines: ``project_capture`` and the item classes;
@@ -28,12 +29,15 @@ if TYPE_CHECKING:
         AuthenticationRequiredError,
         AuthMethod,
         ItemChange,
+        Limits,
         LoginCommand,
         McpServer,
+        Persistence,
         ProtocolVersionError,
         Session,
         SessionChange,
         SessionPage,
+        Timeouts,
         Turn,
         TurnStream,
         connect,
@@ -173,6 +177,9 @@ _EXPORTS = {
     "ReasoningItem": ".timeline",
     "SearchItem": ".timeline",
     "Session": ".client",
+    "Limits": ".client",
+    "Persistence": ".client",
+    "Timeouts": ".client",
     "Store": ".store",
     "StoreError": ".store",
     "Thread": ".store",
@@ -243,6 +250,7 @@ __all__ = [
     "Hooks",
     "ItemChange",
     "LaunchSpec",
+    "Limits",
     "LoginCommand",
     "McpServer",
     "McpServerError",
@@ -251,6 +259,7 @@ __all__ = [
     "PermissionDecision",
     "PermissionQuery",
     "PermissionRule",
+    "Persistence",
     "PlanItem",
     "PluginError",
     "PluginLoadError",
@@ -274,6 +283,7 @@ __all__ = [
     "Thread",
     "Timeline",
     "TimelineItem",
+    "Timeouts",
     "ToolCall",
     "ToolContent",
     "ToolItem",

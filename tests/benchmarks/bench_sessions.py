@@ -289,13 +289,14 @@ async def run_sessions(args: argparse.Namespace, name: str, folder: Path) -> Run
             sessions[index] = session
             pid = session.agent.process.process.pid
 
-            def seen(direction: str, payload: Any, at: float) -> None:
+            def seen(event: Any) -> None:
+                payload = event.payload
                 if isinstance(payload, dict) and payload.get("method") == "session/update":
                     received[index] += 1
                     if kind == "hung" and received[index] == HUNG_AFTER:
                         os.kill(pid, signal.SIGSTOP)
 
-            session.agent.timed_observers.append(seen)
+            session.agent.on_traffic.subscribe(seen)
             ready += 1
             if ready == len(kinds):
                 connected.set()

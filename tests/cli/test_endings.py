@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters import AgentNotFoundError, StartTimeoutError, connect
 
 from .conftest import Invoke, one_error_line
@@ -66,7 +67,9 @@ def test_connect_stops_an_agent_that_does_not_start_in_time(tmp_path: Path) -> N
 
     async def main() -> None:
         with pytest.raises(StartTimeoutError) as raised:
-            async with connect(command=command, cwd=tmp_path, start_timeout=0.5):
+            async with connect(
+                command=command, cwd=tmp_path, timeouts=acp_adapters.Timeouts(start=0.5)
+            ):
                 pass  # pragma: no cover - it never opens
         assert raised.value.phase == "initialize"
 
@@ -78,11 +81,13 @@ def test_connect_stops_an_agent_that_does_not_start_in_time(tmp_path: Path) -> N
 
 def test_connect_refuses_a_start_timeout_out_of_range(tmp_path: Path) -> None:
     async def main(seconds: float) -> None:
-        async with connect(command=["true"], cwd=tmp_path, start_timeout=seconds):
+        async with connect(
+            command=["true"], cwd=tmp_path, timeouts=acp_adapters.Timeouts(start=seconds)
+        ):
             pass  # pragma: no cover
 
     for seconds in (0.0, -1.0, float("nan")):
-        with pytest.raises(ValueError, match="start_timeout"):
+        with pytest.raises(ValueError, match="start timeout"):
             anyio.run(main, seconds)
 
 
@@ -316,7 +321,10 @@ def test_a_dropped_message_is_an_error_item_of_the_timeline_and_its_recording(
         command = [sys.executable, str(AGENT), "huge", str(2048)]
         capture = tmp_path / "huge.jsonl"
         async with connect(
-            command=command, cwd=tmp_path, max_line_bytes=1024, record=capture
+            command=command,
+            cwd=tmp_path,
+            limits=acp_adapters.Limits(max_line_bytes=1024),
+            record=capture,
         ) as session:
             await session.prompt("go")
             errors = [i for i in session.timeline.items if i.kind == "error"]
@@ -434,7 +442,10 @@ def test_a_capture_of_many_dropped_messages_plays_a_few_again(cli: Invoke, tmp_p
     async def record() -> None:
         command = [sys.executable, str(AGENT), "huge", "4096"]
         async with connect(
-            command=command, cwd=tmp_path, max_line_bytes=2048, record=capture
+            command=command,
+            cwd=tmp_path,
+            limits=acp_adapters.Limits(max_line_bytes=2048),
+            record=capture,
         ) as session:
             await session.prompt("go")
 

@@ -65,7 +65,10 @@ async def test_a_fast_agent_makes_few_commits_and_every_update_is_stored(
     command = [sys.executable, "-m", "acp_adapters.replay", "--match", "methods", "--speed", "1",
                str(capture)]  # fmt: skip
     async with acp_adapters.connect(
-        command=command, cwd=tmp_path, store=store, commit_interval=interval
+        command=command,
+        cwd=tmp_path,
+        store=store,
+        persistence=acp_adapters.Persistence(commit_interval=interval),
     ) as session:
         began = time.monotonic()
         turn = await session.prompt("go")
@@ -91,7 +94,11 @@ async def test_a_fast_agent_makes_few_commits_and_every_update_is_stored(
 async def test_commit_interval_is_checked(tmp_path: Path) -> None:
     for bad in (-1.0, float("nan"), 7200.0):
         with pytest.raises(ValueError, match="commit_interval"):
-            async with acp_adapters.connect(command=["true"], cwd=tmp_path, commit_interval=bad):
+            async with acp_adapters.connect(
+                command=["true"],
+                cwd=tmp_path,
+                persistence=acp_adapters.Persistence(commit_interval=bad),
+            ):
                 pass
 
 
@@ -120,7 +127,10 @@ async def test_a_backlog_goes_in_commits_of_a_bounded_size(
     command = [sys.executable, "-m", "acp_adapters.replay", "--match", "methods", "--speed", "1",
                str(capture)]  # fmt: skip
     async with acp_adapters.connect(
-        command=command, cwd=tmp_path, store=store, commit_interval=0.3
+        command=command,
+        cwd=tmp_path,
+        store=store,
+        persistence=acp_adapters.Persistence(commit_interval=0.3),
     ) as session:
         await session.prompt("go")
         thread = session.thread

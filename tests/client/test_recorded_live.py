@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 import acp_adapters
 import recorded_live
+from acp_adapters.client.agent import TrafficEvent
 
 pytestmark = pytest.mark.anyio
 
@@ -43,9 +45,7 @@ async def test_a_recording_that_says_otherwise_fails_the_session(
             }
             line = {"jsonrpc": "2.0", "method": "session/update", "params": update}
             # Through the recorder (what it writes next must not overwrite it).
-            observe = session.agent._observe
-            assert observe is not None
-            observe("in", line)
+            session.agent.on_traffic.publish(TrafficEvent("in", line, time.time()))
 
     with pytest.raises(AssertionError, match="projects to"):
         await run()

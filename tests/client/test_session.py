@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters import FileChangeItem, PermissionQuery
 from acp_adapters.client import (
     AgentNotFoundError,
@@ -175,7 +176,9 @@ async def test_v2_turn_ends_at_idle_and_permission_subjects(connect: Any, worksp
 
 async def test_faults_are_skipped_and_the_session_survives(connect: Any, workspace: Path) -> None:
     async with connect(
-        command=fake_agent("faults", str(200_000)), cwd=workspace, max_line_bytes=64 * 1024
+        command=fake_agent("faults", str(200_000)),
+        cwd=workspace,
+        limits=acp_adapters.Limits(max_line_bytes=64 * 1024),
     ) as session:
         turn = await session.prompt("go")
         # A lone surrogate is kept as sent; the text after it, and after every fault, came.
@@ -221,7 +224,9 @@ async def test_a_crash_mid_turn_fails_the_prompt_with_exit_status_and_stderr(
 async def test_a_hang_ends_with_the_applications_timeout_and_a_clean_close(
     connect: Any, workspace: Path
 ) -> None:
-    async with connect(command=fake_agent("hang"), cwd=workspace, close_grace=0.5) as session:
+    async with connect(
+        command=fake_agent("hang"), cwd=workspace, timeouts=acp_adapters.Timeouts(close_grace=0.5)
+    ) as session:
         with pytest.raises(TimeoutError):
             with anyio.fail_after(1):
                 await session.prompt("go")
@@ -241,7 +246,9 @@ async def test_kill_ends_the_agent_at_once_and_the_block_has_nothing_left_to_wai
             await session.prompt("go")
         failed.append(info.value)
 
-    async with connect(command=fake_agent("hang"), cwd=workspace, close_grace=30) as session:
+    async with connect(
+        command=fake_agent("hang"), cwd=workspace, timeouts=acp_adapters.Timeouts(close_grace=30)
+    ) as session:
         async with anyio.create_task_group() as group:
             group.start_soon(turn)
             await anyio.sleep(0.3)
@@ -496,7 +503,7 @@ def test_a_disk_read_around_an_edit_reads_regular_files_only(tmp_path: Path) -> 
     import os
 
     from acp_adapters.client import Workspace
-    from acp_adapters.client.answers import DISK_READ_LIMIT
+    from acp_adapters.client.agent_requests import DISK_READ_LIMIT
 
     workspace = Workspace(tmp_path)
 

@@ -200,7 +200,11 @@ async def test_a_store_that_fails_does_not_stop_the_session_and_catches_up(
     async with await open_store(tmp_path / "store.db") as inner:
         store = FailingStore(inner, failures=3)
         async with acp_adapters.connect(
-            command=agent(), cwd=workspace, env=env, store=store, on_store_error=errors.append
+            command=agent(),
+            cwd=workspace,
+            env=env,
+            store=store,
+            persistence=acp_adapters.Persistence(on_store_error=errors.append),
         ) as session:
             turn = await session.prompt("hello")
             assert turn.stop_reason == "end_turn"  # the session went on
@@ -291,7 +295,7 @@ async def test_a_store_that_cannot_be_opened_is_reported_and_the_session_runs(
         cwd=workspace,
         env=env,
         store=blocked / "store.db",
-        on_store_error=errors.append,
+        persistence=acp_adapters.Persistence(on_store_error=errors.append),
     ) as session:
         assert (await session.prompt("hello")).stop_reason == "end_turn"
         assert session.thread is None
@@ -334,7 +338,12 @@ async def test_the_database_going_away_mid_session_delays_the_commits_not_the_se
     url = postgres_server.create_database()
     errors: list[StoreError] = []
     async with acp_adapters.connect(
-        command=agent(), cwd=workspace, env=env, store=url, thread="t", on_store_error=errors.append
+        command=agent(),
+        cwd=workspace,
+        env=env,
+        store=url,
+        thread="t",
+        persistence=acp_adapters.Persistence(on_store_error=errors.append),
     ) as session:
         await session.prompt("one")
         await session.thread_queue()  # a round trip: what came before is in the store
@@ -401,7 +410,11 @@ async def test_a_full_store_delays_the_commits_and_they_resume_when_there_is_roo
             connection.execute(f"PRAGMA max_page_count = {pages}")
 
         async with acp_adapters.connect(
-            command=agent(), cwd=workspace, env=env, store=store, on_store_error=errors.append
+            command=agent(),
+            cwd=workspace,
+            env=env,
+            store=store,
+            persistence=acp_adapters.Persistence(on_store_error=errors.append),
         ) as session:
             await session.prompt("one")
             await session.thread_queue()  # what came before is in the store

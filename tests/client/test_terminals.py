@@ -16,6 +16,7 @@ from typing import Any
 import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters.client import terminals
 
 pytestmark = pytest.mark.anyio
@@ -313,7 +314,10 @@ async def test_a_session_has_at_most_max_terminals_at_once(connect: Any, workspa
         create("d", "true"),
     )
     async with connect(
-        command=agent, cwd=workspace, policy="full-access", max_terminals=2
+        command=agent,
+        cwd=workspace,
+        policy="full-access",
+        limits=acp_adapters.Limits(max_terminals=2),
     ) as session:
         with anyio.fail_after(15):
             await session.prompt("run")

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 import acp_adapters
-from acp_adapters.client import AgentNotFoundError
-from acp_adapters.client.session import enqueue
+from acp_adapters.client import AgentNotFoundError, enqueue
 from acp_adapters.history.rebuild import rebuild_items
 from acp_adapters.store import InvalidThreadName, ThreadMoved, open_store
 from acp_adapters.transport import ConnectionClosed, RpcError
@@ -82,7 +81,7 @@ async def test_a_thread_gone_on_with_in_another_folder_is_refused_before_its_age
     assert (refused.value.folder, refused.value.cwd) == (str(here), str(there))
     assert str(here) in str(refused.value)
     assert str(there) in str(refused.value)
-    assert "move=True" in str(refused.value)
+    assert "Persistence(move=True)" in str(refused.value)
     assert len(sent(log)) == started  # no agent was started, nothing was sent
     async with await open_store(db) as store:
         (thread,) = await store.threads()
@@ -97,7 +96,14 @@ async def test_a_thread_moved_when_asked_is_kept_for_its_new_folder(
     here.mkdir()
     there.mkdir()
     await prompted(db, here, remembering, "one", flags=("--offer", "resume"))
-    timeline = await prompted(db, there, remembering, "two", flags=("--offer", "resume"), move=True)
+    timeline = await prompted(
+        db,
+        there,
+        remembering,
+        "two",
+        flags=("--offer", "resume"),
+        persistence=acp_adapters.Persistence(move=True),
+    )
     (resumed,) = [m for m in sent(log) if m["method"] == "session/resume"]
     assert resumed["params"]["cwd"] == str(there)
     notes = [i for i in timeline if i.kind == "notice"]

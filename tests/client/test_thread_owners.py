@@ -48,7 +48,11 @@ async def test_a_second_session_queues_behind_the_owner(
         assert owner.lease.owner.pid == os.getpid()
         with pytest.raises(ThreadBusy) as refused:
             async with acp_adapters.connect(
-                command=COMMAND, cwd=tmp_path, store=target, thread=name, busy="fail"
+                command=COMMAND,
+                cwd=tmp_path,
+                store=target,
+                thread=name,
+                persistence=acp_adapters.Persistence(busy="fail"),
             ):
                 pass
         assert refused.value.lease.owner == owner.lease.owner
@@ -90,7 +94,11 @@ async def test_a_guest_takes_the_thread_over_when_the_owner_lets_it_go(
         async def hold() -> None:
             # An owner that serves no queue (run_queued=False) and then lets the thread go.
             async with acp_adapters.connect(
-                command=COMMAND, cwd=tmp_path, store=target, thread=name, run_queued=False
+                command=COMMAND,
+                cwd=tmp_path,
+                store=target,
+                thread=name,
+                persistence=acp_adapters.Persistence(run_queued=False),
             ) as owner:
                 await owner.prompt("mine")
                 await owner_done.wait()

@@ -12,12 +12,8 @@ import pytest
 
 from acp_adapters.client import Workspace
 from acp_adapters.client.terminals import trimmed
+from acp_adapters.runtime.commands import command_argv as argv
 from acp_adapters.transport import RpcError
-
-try:  # where the command line is made: being moved to the runtime (its own engineer)
-    from acp_adapters.runtime.commands import command_argv as argv
-except ImportError:
-    from acp_adapters.client.terminals import argv  # type: ignore[attr-defined,no-redef,unused-ignore]
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ class Committer:
         self.projector = Projector(Hooks(pm), registry.for_agent(None))
         self.traffic = Traffic(self.projector, registry)
         self._changed: dict[str, TimelineItem] = {}
-        self.projector.listeners.append(self._heard)
+        self.projector.on_item.subscribe(self._heard)
         self._session: str | None = None
 
     def _heard(self, item: TimelineItem) -> None:

@@ -17,7 +17,7 @@ import anyio
 import pytest
 
 from acp_adapters import FileChangeItem, diff_patch
-from acp_adapters.client.answers import DISK_PATHS, DISK_READ_LIMIT
+from acp_adapters.client.agent_requests import DISK_PATHS, DISK_READ_LIMIT
 
 from .scripts import Script
 

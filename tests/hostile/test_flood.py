@@ -13,6 +13,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters import PermissionQuery, connect
 
 from .scripts import pipelining_agent
@@ -73,7 +74,12 @@ def test_a_session_cancelled_by_a_timeout_closes_without_waiting_on_pipes_nobody
     async def main() -> float:
         started = time.monotonic()
         with anyio.move_on_after(0.5):
-            async with connect(command=agent, cwd=".", policy="read-only", close_grace=0.1):
+            async with connect(
+                command=agent,
+                cwd=".",
+                policy="read-only",
+                timeouts=acp_adapters.Timeouts(close_grace=0.1),
+            ):
                 pass
         return time.monotonic() - started
 

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+import acp_adapters
 from acp_adapters import connect
 from acp_adapters.runtime import FileEvent, Reducer, SessionState
 from acp_adapters.runtime.file_store import FileStore, content_digest
@@ -255,9 +256,9 @@ def test_the_bounds_are_set_through_connect(tmp_path: Path) -> None:
             command=script.command,
             cwd=tmp_path,
             policy="read-only",
-            max_elements=1000,
-            max_pending_requests=7,
-            content_budget=123,
+            limits=acp_adapters.Limits(
+                max_elements=1000, max_pending_requests=7, content_budget=123
+            ),
         ) as session:
             return session
 

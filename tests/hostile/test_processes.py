@@ -80,7 +80,9 @@ def connect(command: list[str], folder: Path, **options: Any) -> Any:
 
 async def test_an_agent_that_exits_while_a_detached_child_holds_its_output(folder: Path) -> None:
     started = time.monotonic()
-    async with connect(agent("exit-holding", folder), folder, close_grace=0.5) as session:
+    async with connect(
+        agent("exit-holding", folder), folder, timeouts=acp_adapters.Timeouts(close_grace=0.5)
+    ) as session:
         with anyio.fail_after(10), pytest.raises(ConnectionClosed) as info:
             await session.prompt("go")
         assert time.monotonic() - started < 5  # seen at its exit, not at the holder's
@@ -142,7 +144,9 @@ async def test_cancel_and_close_do_not_wait_for_an_agent_that_stopped_reading(
     folder: Path,
 ) -> None:
     with anyio.fail_after(20):
-        async with connect(agent("deaf", folder), folder, close_grace=0.5) as session:
+        async with connect(
+            agent("deaf", folder), folder, timeouts=acp_adapters.Timeouts(close_grace=0.5)
+        ) as session:
             async with anyio.create_task_group() as group:
                 # 8 MiB: far more than the pipe holds; the write waits for a reader.
                 group.start_soon(session.prompt, "x" * (8 * 1024 * 1024))

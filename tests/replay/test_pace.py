@@ -54,11 +54,11 @@ async def _arrivals(connect: Any, command: list[str], cwd: Path) -> list[float]:
     arrivals: list[float] = []
     async with connect(command=command, cwd=cwd) as session:
 
-        def seen(direction: str, payload: Any, at: float) -> None:
-            if isinstance(payload, dict) and payload.get("method") == "session/update":
+        def seen(event: Any) -> None:
+            if isinstance(event.payload, dict) and event.payload.get("method") == "session/update":
                 arrivals.append(time.monotonic() - start)
 
-        session.agent.timed_observers.append(seen)
+        session.agent.on_traffic.subscribe(seen)
         start = time.monotonic()
         turn = await session.prompt("go")
     assert turn.stop_reason == "end_turn"

@@ -28,13 +28,15 @@ def test_a_name_of_the_old_module_is_its_new_modules_with_a_warning(
     name: str, home: ModuleType
 ) -> None:
     model = importlib.import_module("acp_adapters.runtime.model")
-    with pytest.warns(DeprecationWarning, match=f"import {name} from {home.__name__}"):
+    with pytest.warns(DeprecationWarning, match=f"{name} moved to {home.__name__}"):
         found = getattr(model, name)
     assert found is getattr(home, name)
 
 
 def test_the_old_import_line_still_works() -> None:
-    with pytest.warns(DeprecationWarning, match="runtime.model is deprecated"):
+    with pytest.warns(
+        DeprecationWarning, match="runtime.model.ToolCall moved to acp_adapters.runtime.values"
+    ):
         from acp_adapters.runtime.model import ToolCall
     assert ToolCall is values.ToolCall
 

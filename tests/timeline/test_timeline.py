@@ -22,14 +22,15 @@ def test_the_timeline_is_one_class_wherever_it_is_imported_from() -> None:
 @pytest.mark.parametrize("name", ["Timeline", "session_json"])
 def test_the_old_module_gives_its_names_with_a_warning(name: str) -> None:
     old = importlib.import_module("acp_adapters.projection.timeline")
-    with pytest.warns(
-        DeprecationWarning, match=f"import {name} from acp_adapters.timeline.timeline"
-    ):
+    with pytest.warns(DeprecationWarning, match=f"{name} moved to acp_adapters.timeline.timeline"):
         found = getattr(old, name)
     assert found is getattr(timeline_module, name)
 
 
 def test_the_old_import_line_still_works() -> None:
-    with pytest.warns(DeprecationWarning, match="projection.timeline is deprecated"):
+    with pytest.warns(
+        DeprecationWarning,
+        match="projection.timeline.Timeline moved to acp_adapters.timeline.timeline",
+    ):
         from acp_adapters.projection.timeline import Timeline as Old
     assert Old is Timeline

@@ -23,7 +23,7 @@ from queue_helpers import AGENT, runs
 #: making each thread on first use.
 SENDER = """
 import sys, anyio
-from acp_adapters.client.session import enqueue
+from acp_adapters.client import enqueue
 from acp_adapters.store import open_store
 
 async def main() -> None:

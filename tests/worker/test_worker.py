@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from acp_adapters.client.session import enqueue
+from acp_adapters.client import enqueue
 from acp_adapters.store import OWNER_LOST, Commit, Owner, Store, Turn, open_store
 from acp_adapters.worker import run_worker
 from queue_helpers import AGENT, COMMAND, overlaps, runs
@@ -256,4 +256,5 @@ async def test_a_thread_is_driven_as_it_was_made(tmp_path: Path) -> None:
     assert arguments["policy"] == policy
     assert list(arguments["mcp_servers"]) == servers
     assert arguments["protocol"] == 1
-    assert (arguments["thread"], arguments["busy"]) == (thread.id, "fail")
+    assert (arguments["thread"], arguments["persistence"].busy) == (thread.id, "fail")
+    assert not arguments["persistence"].run_queued

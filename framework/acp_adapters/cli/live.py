@@ -39,8 +39,8 @@ from ..client import (
     SessionChange,
     connect,
 )
+from ..client.connecting import DEFAULT_START_TIMEOUT, Busy, Persistence, Timeouts
 from ..client.guest import GuestSession
-from ..client.session import DEFAULT_START_TIMEOUT, Busy
 from ..errors import AcpAdaptersError
 from ..plugin.permissions import Policy, PolicyName
 from ..store.open import default_store
@@ -405,9 +405,8 @@ async def run_session(
                     mcp_servers=mcp_servers,
                     observe=observe if wants_models else None,
                     session_id=resume,
-                    busy=busy,
-                    start_timeout=start_timeout,
-                    **_kept(thread, store, move),
+                    timeouts=Timeouts(start=start_timeout),
+                    **_kept(thread, store, busy, move),
                 ) as session:
                     signals.session = session
                     skipped_before = len(session.problems)
@@ -492,13 +491,16 @@ async def run_session(
     return outcome
 
 
-def _kept(thread: str | None, store: str | None, move: bool = False) -> dict[str, Any]:
+def _kept(
+    thread: str | None, store: str | None, busy: Busy = "queue", move: bool = False
+) -> dict[str, Any]:
     """``connect``'s store arguments for ``-s NAME`` (``--store``, else the default store;
-    ``move``: the session moves to this run's folder)."""
+    ``busy``: what another owner driving it does; ``move``: the session moves to this run's
+    folder)."""
     if thread is None:
         return {}
     store = store if store is not None else default_store()
-    return {"store": store, "thread": thread, "move": move}
+    return {"store": store, "thread": thread, "persistence": Persistence(busy=busy, move=move)}
 
 
 def _asks(policy: Policy) -> bool:
@@ -533,7 +535,7 @@ def _dropped(session: Session, before: int) -> Failure | None:
     many = f"{len(dropped)} messages" if len(dropped) > 1 else "a message"
     return Failure(
         f"the agent sent {many} over this client's limits ({what}): dropped, so the "
-        "timeline misses what it said; the limits are connect(max_line_bytes=, max_elements=)",
+        "timeline misses what it said; the limits are connect(limits=Limits(...))",
         EXIT_FAILED,
     )
 

@@ -18,7 +18,7 @@ import pluggy
 
 from ..client import AuthMethod, Session, connect, run_login_here
 from ..client.auth import missing_variables
-from ..client.session import DEFAULT_START_TIMEOUT
+from ..client.connecting import DEFAULT_START_TIMEOUT, Timeouts
 from ..errors import AcpAdaptersError, CapabilityError
 from ..transport import RpcError
 from .errors import EXIT_AUTHENTICATION, EXIT_USAGE, Failure
@@ -78,7 +78,7 @@ async def log_in(
         policy="read-only",
         new_session=False,
         login=run_login_here,
-        start_timeout=start_timeout,
+        timeouts=Timeouts(start=start_timeout),
     ) as session:
         outcome = LoginOutcome(agent=_agent_name(session), methods=list(session.login_methods))
         if list_only:

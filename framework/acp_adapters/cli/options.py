@@ -50,7 +50,7 @@ SECONDS = Seconds()
 def start_timeout_option(function: F) -> F:
     """``--start-timeout SECONDS``, for the commands that start an agent (they load the
     client anyway: its default is the client's)."""
-    from ..client.session import DEFAULT_START_TIMEOUT
+    from ..client.connecting import DEFAULT_START_TIMEOUT
 
     return click.option(
         "--start-timeout",

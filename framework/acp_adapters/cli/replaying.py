@@ -43,6 +43,7 @@ import anyio
 from .. import replay
 from ..capture.format import AGENT_EXIT, AGENT_TO_CLIENT, CLIENT_TO_AGENT, WORKSPACE_MARK
 from ..client import Session, connect
+from ..client.connecting import Limits
 from ..errors import AcpAdaptersError, CaptureError, McpServerError
 from ..projection.traffic import project_capture
 from ..replay import (
@@ -255,8 +256,7 @@ async def replay_live(
                 unstable=True,  # a capture's client may have forked a session
                 # The recording client's limits, where a message dropped over them says so:
                 # the replay agent sends such a message again, and it is dropped again.
-                max_line_bytes=line_bytes,
-                max_elements=elements,
+                limits=Limits(max_line_bytes=line_bytes, max_elements=elements),
             ) as session:
                 await player.play(session)
                 timeline = session.timeline
@@ -368,7 +368,7 @@ class _Player:
         assert self._command_of is not None
         asked = self.steps[opening].params.get("protocolVersion") if opening is not None else None
         self.stopped = self.ended = None  # what ended the one before was its own
-        await session._restart(
+        await session.restart_agent(
             self._command_of(connection), protocol=asked if asked in (1, 2) else None
         )
 

@@ -124,7 +124,7 @@ async def queue_prompts(
     pm: Any = None,
 ) -> list[QueuedPrompt]:
     """Queue each prompt for the named session (made when new), in order."""
-    from ..client.session import enqueue
+    from ..client.connecting import enqueue
 
     try:
         check_thread_name(name)

@@ -2,19 +2,16 @@
 
 from .agent import Agent, SessionPage
 from .auth import AuthMethod, LoginCommand, run_login_here
+from .connecting import Limits, Persistence, Timeouts, connect, enqueue
 from .mcp import McpServer, mcp_servers_from_config
 from .session import (
     AgentNotFoundError,
     AuthenticationRequiredError,
-    ItemChange,
     ProtocolVersionError,
     Session,
-    SessionChange,
     StartTimeoutError,
-    Turn,
-    TurnStream,
-    connect,
 )
+from .turns import ItemChange, SessionChange, Turn, TurnStream
 from .workspace import Workspace
 
 __all__ = [
@@ -23,17 +20,21 @@ __all__ = [
     "AuthMethod",
     "AuthenticationRequiredError",
     "ItemChange",
+    "Limits",
     "LoginCommand",
     "McpServer",
+    "Persistence",
     "ProtocolVersionError",
     "Session",
     "SessionChange",
     "SessionPage",
     "StartTimeoutError",
+    "Timeouts",
     "Turn",
     "TurnStream",
     "Workspace",
     "connect",
+    "enqueue",
     "mcp_servers_from_config",
     "run_login_here",
 ]

@@ -17,25 +17,17 @@ for one session gives that session's timeline).
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 import anyio
 from anyio.abc import TaskGroup
 
 from .. import _json
-from ..capture.format import (
-    AGENT_TO_CLIENT,
-    CLIENT_TO_AGENT,
-    DiskLine,
-    change_line,
-    checkpoint_line,
-    decided_line,
-    disk_read,
-    dropped_line,
-    request_key,
-)
+from ..capture.format import request_key
+from ..capture.recorder import capture_entry
 from ..errors import (
     AcpAdaptersError,
     AuthenticationRequiredError,
@@ -45,6 +37,8 @@ from ..errors import (
 from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.negotiation import negotiated_version
+from ..projection.routing import Delivery, Route, Router
+from ..projection.subscriptions import Subscribers
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..transport.jsonrpc import INVALID_PARAMS
 from ..transport.process import EXIT_OUTPUT_SECONDS
@@ -52,6 +46,8 @@ from .auth import AuthMethod, LoginCallback, auth_methods, login_command, missin
 from .capabilities import agent_offers, client_capabilities
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
     from .mcp import McpServer
     from .session import Session, SessionSettings
 
@@ -67,15 +63,29 @@ EXIT_WAIT_SECONDS = 2.0
 #: The most pages :meth:`Agent.all_sessions` reads: an agent whose cursors never end
 #: cannot keep it reading.
 MAX_LIST_PAGES = 1000
-#: The client's own events of the traffic that are flat capture lines: how each is read (as
-#: its capture line is: None for one that is not), and what a session's traffic reader
-#: does with it.
-_CLIENT_LINES: dict[str, tuple[Callable[[Any], Any], Callable[[Any, Any, float], None]]] = {
-    "checkpoint": (checkpoint_line, lambda reader, line, at: reader.checkpoint(line, at)),
-    "change": (change_line, lambda reader, line, at: reader.change(line, at)),
-    "decided": (decided_line, lambda reader, line, at: reader.decided(line, at)),
-    "dropped": (dropped_line, lambda reader, line, at: reader.dropped(line, at)),
-}
+#: The most updates waiting for their side effects: the connection handles each update
+#: right after the router delivered it, so more than a batch's worth never wait.
+MAX_UNSETTLED = 4096
+
+
+class TrafficEvent(NamedTuple):
+    """One event of a connection's traffic (see :meth:`Agent.saw`), and when the router was
+    given it."""
+
+    direction: str
+    payload: Any
+    at: float
+
+
+class SessionPlace(TypedDict, total=False):
+    """Where a session the agent opens is, and what it is given (each method that opens one
+    takes these keywords; what is left out is ``connect``'s): its folder, the folders beside
+    it, its MCP servers, and the request's ``_meta``."""
+
+    cwd: str | None
+    additional_directories: Sequence[str] | None
+    mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -137,6 +147,7 @@ class Agent:
         max_line_bytes: int,
         max_elements: int,
         max_pending_requests: int,
+        session_class: type[Session],
         login: LoginCallback | None = None,
         unstable: bool = False,
     ) -> None:
@@ -149,8 +160,18 @@ class Agent:
         self.hooks = hooks
         self.fixed_provider = fixed_provider
         self.settings = settings
-        #: Every session opened on this connection, in the order they were made.
+        #: What the sessions it opens are (:class:`~.session.Session`, given by ``connect``:
+        #: the agent module does not import the session's).
+        self.session_class = session_class
+        #: Every session opened on this connection, in the order they were made
+        #: (:meth:`add_session`).
         self.sessions: list[Session] = []
+        #: Whose each event of the connection's traffic is: the one decision, for the
+        #: projection and the answers alike.
+        self.router = Router()
+        #: The updates the router delivered whose side effects (disk reads around an
+        #: edit) the connection has not handled yet.
+        self._unsettled: deque[Delivery] = deque(maxlen=MAX_UNSETTLED)
         self.connection = Connection(
             process.stdout,
             process.stdin,
@@ -184,10 +205,11 @@ class Agent:
         self.preferred = 2
         self.elicits = False
         self.agent_env = agent_env
-        self._observe = observe
-        #: Called with every event of the traffic and the time the traffic reader was
-        #: given for it (a store keeps both: its log rebuilds the timeline exactly).
-        self.timed_observers: list[Callable[[str, Any, float], None]] = []
+        #: Who hears every event of the traffic, with the time the router was given it (a
+        #: recording; a store, whose log rebuilds the timeline exactly): ``observe`` first.
+        self.on_traffic: Subscribers[TrafficEvent] = Subscribers()
+        if observe is not None:
+            self.on_traffic.subscribe(lambda event: observe(event.direction, event.payload))
         self._closed = anyio.Event()
         #: How the agent went away (its exit status, its stderr), once it has.
         self.gone: ConnectionClosed | None = None
@@ -207,6 +229,17 @@ class Agent:
     def closed(self) -> bool:
         """Whether the agent is gone (or shut down)."""
         return self._closed.is_set()
+
+    def add_session(self, session: Session) -> None:
+        """A session opened on this connection: its traffic reader is routed to."""
+        self.sessions.append(session)
+        self.router.add(session.traffic)
+
+    def remove_session(self, session: Session) -> None:
+        """A session that leaves this connection (it failed to open, or moved to another)."""
+        if session in self.sessions:
+            self.sessions.remove(session)
+        self.router.remove(session.traffic)
 
     def session(self, session_id: str) -> Session | None:
         """The open session of this connection with that id, if there is one."""
@@ -257,12 +290,13 @@ class Agent:
             fixed_provider=self.fixed_provider,
             agent_env=self.agent_env,
             settings=self.settings,
-            observe=self._observe,
+            observe=None,
+            session_class=self.session_class,
             login=self._login,
             unstable=self.unstable,
             **self.limits,
         )
-        again.timed_observers = self.timed_observers
+        again.on_traffic = self.on_traffic  # the same recording, the same store
         again.preferred = self.preferred
         again.elicits = self.elicits
         self.successors.append(again)
@@ -294,33 +328,11 @@ class Agent:
 
     def _see(self, direction: str, payload: Any) -> None:
         at = time.time()
-        readers = [session.traffic for session in self.sessions]
-        if direction in ("out", "in"):
-            side = CLIENT_TO_AGENT if direction == "out" else AGENT_TO_CLIENT
-            for reader in readers:
-                reader.message(side, payload, at)
-        elif direction == "disk":
-            read = disk_read(payload)
-            if isinstance(read, DiskLine):
-                for reader in readers:
-                    reader.disk(read, at)
-        elif direction in _CLIENT_LINES:
-            # The client's own events, read as their capture lines are.
-            read_line, take = _CLIENT_LINES[direction]
-            line = read_line(payload)
-            for reader in readers if line is not None else ():
-                take(reader, line, at)
-        elif direction == "closed":
-            for reader in readers:
-                reader.session_closed(str(payload.get("sessionId")))
-        elif direction == "exit":
-            code, stderr = payload.get("code"), str(payload.get("stderr", ""))
-            for reader in readers:
-                reader.exited(code, stderr, at)
-        for timed in self.timed_observers:
-            timed(direction, payload, at)
-        if self._observe is not None:
-            self._observe(direction, payload)
+        # Read as its recording's line is read: the live timeline is the recording's.
+        deliveries = self.router.entry(capture_entry(direction, payload, at))
+        # What an update the agent sent leaves to do, done as the connection handles it.
+        self._unsettled.extend(d for d in deliveries if d.method == "session/update")
+        self.on_traffic.publish(TrafficEvent(direction, payload, at))
 
     def _mark_closed(self) -> None:
         """Say (``("closed", {"sessionId"})``, to the traffic readers and the recording)
@@ -338,38 +350,44 @@ class Agent:
             ):
                 self._see("closed", {"sessionId": session.session_id})
 
-    def _route(self, params: Any) -> Session | None:
-        """The session a request or notification is for: the one its ``sessionId`` names,
-        else the first (which refuses what is not its own); None for a closed one."""
-        named = params.get("sessionId") if isinstance(params, dict) else None
-        if isinstance(named, str):
-            for session in self.sessions:
-                if session.session_id == named:
-                    # Closed here, or by the agent's answer to session/close, or shut down.
-                    if not (session.closed or session.traffic.closed):
-                        return session
-                    if self.session(named) is None:
-                        return None
-        return self.sessions[0]
+    def _session_of(self, route: Route) -> Session | None:
+        """The session a route of the router leads to."""
+        return next((s for s in self.sessions if s.traffic is route.reader), None)
 
     async def _on_request(self, method: str, params: Any, request_id: Any) -> Any:
-        session = self._route(params)
-        if session is None:
-            # Closed here: nothing is read, written or run for it any more.
+        # Where the router sent it as it came in: its session answers it.
+        route = self.router.request_route(request_id)
+        named = params.get("sessionId") if isinstance(params, dict) else None
+        if route.unrouted == "closed" and (
+            not isinstance(named, str) or self.session(named) is None
+        ):
+            # Closed here: nothing is read, written or run for it any more. (One the
+            # connection's shutdown closed refuses it itself, as it closes.)
             self.problems.append(Problem("closed_session", f"{method} for a closed session"))
             raise RpcError(INVALID_PARAMS, "the session is closed")
-        return await session.answers.on_request(method, params, request_id)
+        # One that names no session of the connection goes to the first, which refuses
+        # what is not its own.
+        session = self._session_of(route)
+        if session is None and isinstance(named, str):
+            session = self.session(named)
+        return await (session or self.sessions[0]).answers.on_request(method, params, request_id)
 
     async def _on_notification(self, method: str, params: Any) -> None:
-        session = self._route(params)
-        if session is None:
-            self.problems.append(Problem("closed_session", f"{method} for a closed session"))
-            return
-        await session.answers.on_notification(method, params)
+        """A notification of the agent, handled: what the router's deliveries of it (and of
+        those before it) leave to do is done, in order."""
+        while self._unsettled:
+            delivery = self._unsettled.popleft()
+            session = self._session_of(delivery.route)
+            if session is not None:
+                await session.answers.update_projected(delivery.changes)
+            else:
+                self.problems.append(_unrouted_update(delivery))
+        if method != "session/update":
+            await self.sessions[0].answers.on_notification(method, params)
 
     def _drained(self) -> None:
         for session in self.sessions:
-            session._drained()
+            session.connection_drained()
 
     # --- running --------------------------------------------------------------------------
 
@@ -404,8 +422,7 @@ class Agent:
             self.connection.fail_pending(self.gone)
             self._closed.set()
             for session in self.sessions:
-                session._idle.set()
-                session._end_watchers()
+                session.agent_gone()
 
     async def shutdown(self, grace: float) -> None:
         """End every session's terminals and the agent (once: a second call waits for the
@@ -630,14 +647,12 @@ class Agent:
         """A session of this connection, opened by ``open_it``: the one closed here before
         with ``session_id``, opened again (its timeline goes on), else a new one; dropped
         (or closed again) if that fails."""
-        from .session import Session
-
         closed = next(
             (s for s in reversed(self.sessions) if s.closed and s.session_id == session_id),
             None,
         )
         if session_id is not None and closed is not None:
-            closed._reopen()
+            closed.reopen()
             try:
                 await open_it(closed)
             except BaseException:
@@ -646,25 +661,24 @@ class Agent:
                     await closed.answers.close()
                 raise
             return closed
-        session = Session(self, settings or self.settings, primed=True)
-        self.sessions.append(session)
+        session = self.session_class(self, settings or self.settings, primed=True)
+        self.add_session(session)
         if self.task_group is not None:
             session.answers.start(self.task_group)
         try:
             await open_it(session)
         except BaseException:
-            self.sessions.remove(session)
+            self.remove_session(session)
             with anyio.CancelScope(shield=True):
                 await session.answers.close()
             raise
         return session
 
-    def _settings(
-        self,
-        cwd: str | None,
-        additional_directories: Sequence[str] | None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None,
-    ) -> SessionSettings | None:
+    def _settings(self, place: SessionPlace) -> SessionSettings | None:
+        """The settings of a session opened in ``place`` (None: ``connect``'s)."""
+        cwd = place.get("cwd")
+        additional_directories = place.get("additional_directories")
+        mcp_servers = place.get("mcp_servers")
         if cwd is None and additional_directories is None and mcp_servers is None:
             return None
         return self.settings.with_folders(cwd, additional_directories, mcp_servers)
@@ -682,29 +696,21 @@ class Agent:
 
     async def new_session(
         self,
-        *,
-        cwd: str | None = None,
-        additional_directories: Sequence[str] | None = None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **place: Unpack[SessionPlace],
     ) -> Session:
         """Open another session on this agent (``session/new``): a :class:`Session` with its
         own timeline, in ``cwd`` (default: ``connect``'s folders and MCP servers)."""
-        settings = self._settings(cwd, additional_directories, mcp_servers)
+        settings = self._settings(place)
 
         async def open_it(session: Session) -> None:
-            await session.new_session(meta=meta)
+            await session.new_session(meta=place.get("meta"))
 
         return await self._opened(open_it, settings)
 
     async def load_session(
         self,
         session_id: str,
-        *,
-        cwd: str | None = None,
-        additional_directories: Sequence[str] | None = None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **place: Unpack[SessionPlace],
     ) -> Session:
         """Open an earlier session with its history replayed (``session/load``; v2: a
         resume that replays from the start). See :meth:`Session.load_session`. A session
@@ -712,8 +718,8 @@ class Agent:
         on (what the agent replays of it is not added twice)."""
         return await self._earlier(
             session_id,
-            lambda session: session.load_session(session_id, meta=meta),
-            self._settings(cwd, additional_directories, mcp_servers),
+            lambda session: session.load_session(session_id, meta=place.get("meta")),
+            self._settings(place),
         )
 
     async def resume_session(
@@ -721,51 +727,42 @@ class Agent:
         session_id: str,
         *,
         replay: bool = False,
-        cwd: str | None = None,
-        additional_directories: Sequence[str] | None = None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **place: Unpack[SessionPlace],
     ) -> Session:
         """Open an earlier session without its history (``session/resume``)."""
         return await self._earlier(
             session_id,
-            lambda session: session.resume_session(session_id, replay=replay, meta=meta),
-            self._settings(cwd, additional_directories, mcp_servers),
+            lambda session: session.resume_session(
+                session_id, replay=replay, meta=place.get("meta")
+            ),
+            self._settings(place),
         )
 
     async def open_session(
         self,
         session_id: str,
-        *,
-        cwd: str | None = None,
-        additional_directories: Sequence[str] | None = None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **place: Unpack[SessionPlace],
     ) -> Session:
         """Open an earlier session: resumed when the agent can, else loaded (its history
         replayed). :class:`CapabilityError` when it can do neither."""
         return await self._earlier(
             session_id,
-            lambda session: session.open_session(session_id, meta=meta),
-            self._settings(cwd, additional_directories, mcp_servers),
+            lambda session: session.open_session(session_id, meta=place.get("meta")),
+            self._settings(place),
         )
 
     async def fork_session(
         self,
         session_id: str,
-        *,
-        cwd: str | None = None,
-        additional_directories: Sequence[str] | None = None,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        **place: Unpack[SessionPlace],
     ) -> Session:
         """A new session made from an earlier one's context (``session/fork``, unstable:
         ``connect(unstable=True)``); the earlier one goes on unchanged."""
         self.require("session/fork")
-        settings = self._settings(cwd, additional_directories, mcp_servers)
+        settings = self._settings(place)
 
         async def open_it(session: Session) -> None:
-            await session._open("session/fork", session._session_params(sessionId=session_id), meta)
+            await session.fork_session(session_id, meta=place.get("meta"))
 
         return await self._opened(open_it, settings)
 
@@ -847,4 +844,13 @@ class Agent:
         return await self.notify(method, dict(params or {}), meta)
 
 
-__all__ = ["Agent", "SessionPage", "auth_required", "request_key"]
+def _unrouted_update(delivery: Delivery) -> Problem:
+    """The problem of an update the router gave to no session."""
+    if delivery.route.unrouted == "closed":
+        return Problem("closed_session", "session/update for a closed session")
+    if delivery.route.unrouted == "unnamed":
+        return Problem("invalid_notification", "session/update without a sessionId")
+    return Problem("other_session", f"session/update for session {str(delivery.named)[:100]!r}")
+
+
+__all__ = ["Agent", "SessionPage", "TrafficEvent", "auth_required", "request_key"]

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
+
+from ..transport import Problem
 from ..workspace.checkpoints import Checkpoints, FileChange, TurnChanges
 from ..workspace.confined import Roots
 from ..workspace.objects import CheckpointError, CheckpointRecord
@@ -221,3 +224,88 @@ __all__ = [
     "Checkpointing",
     "LiveCheckpoints",
 ]
+
+
+class SessionCheckpoints:
+    """A live session's checkpoints: taken one at a time in a worker thread, each sent into
+    the traffic as its lines (``saw``), a failure a ``checkpoint`` problem of the session."""
+
+    def __init__(
+        self,
+        given: Checkpointing | CheckpointTaker | None,
+        roots: Sequence[Path],
+        saw: Callable[[str, Any], None],
+        problems: list[Problem],
+    ) -> None:
+        self._saw = saw
+        self._problems = problems
+        self._lock = anyio.Lock()
+        #: What takes them (None: the session takes none).
+        self.taker: CheckpointTaker | None = None
+        if isinstance(given, Checkpointing):
+            try:
+                self.taker = LiveCheckpoints(roots, given)
+            except (CheckpointError, OSError) as error:
+                # The session goes on without checkpoints (its patches from other evidence).
+                problems.append(Problem("checkpoint", f"no checkpoints: {error}"))
+        else:
+            self.taker = given
+
+    @property
+    def taking(self) -> bool:
+        """Whether the session checkpoints its folders."""
+        return self.taker is not None
+
+    async def take(self, kind: str, *args: Any, raising: bool = False) -> dict[str, Any] | None:
+        """Take one checkpoint (``kind``: what the taker is told) in a worker thread, and send
+        its lines into the traffic; its ``checkpoint`` line, or None. One that fails is a
+        ``checkpoint`` problem (``raising``: and its error is raised)."""
+        taker = self.taker
+        if taker is None:
+            return None
+        async with self._lock:
+            try:
+                # The first look at the folders may read every file: a session that ends
+                # meanwhile does not wait for it (the others wait their turn anyway).
+                lines = await anyio.to_thread.run_sync(
+                    getattr(taker, kind), *args, abandon_on_cancel=kind == "opened"
+                )
+            except (CheckpointError, OSError) as error:
+                self._problems.append(Problem("checkpoint", f"{kind}: {error}"[:500]))
+                if raising:
+                    raise CheckpointError(f"the checkpoint failed: {error}") from error
+                return None
+            if lines is None:
+                return None
+            head: dict[str, Any] = lines[0]
+            pending = lines[1]
+            self._saw("checkpoint", head)
+            start = 0
+            while start < len(pending):
+                batch, start = await anyio.to_thread.run_sync(render_batch, taker, pending, start)
+                for line in batch:
+                    self._saw("change", line)
+            return head
+
+    async def restore(self, checkpoint_id: str, *, dry_run: bool = False) -> list[str]:
+        """Put the folders back as checkpoint ``checkpoint_id`` had them (see
+        :meth:`Session.restore <acp_adapters.client.session.Session.restore>`)."""
+        taker = self.taker
+        if not isinstance(taker, LiveCheckpoints):
+            raise CheckpointError("this session takes no checkpoints of its folders")
+        checkpoints = taker.checkpoints
+
+        def work() -> list[str]:
+            with taker.lock:
+                record = checkpoints.store.checkpoint(checkpoint_id)
+                done = checkpoints.restore(record, dry_run=dry_run)
+            if done.conflicts:
+                raise CheckpointError(
+                    "cannot restore the checkpoint, nothing was written: "
+                    + "; ".join(conflict.describe() for conflict in done.conflicts)
+                )
+            return [action.path for action in done.actions]
+
+        async with self._lock:
+            restored: list[str] = await anyio.to_thread.run_sync(work)
+        return restored

@@ -19,12 +19,12 @@ import anyio
 
 from ..errors import AcpAdaptersError
 from ..store.base import Lease, QueuedPrompt, Store, StoredEvent, StoreError, Thread, ThreadNotFound
-from .session import PromptCancelled, Session, SessionSettings, Turn
+from .session import PromptCancelled, Session, SessionSettings
+from .turns import Turn
 
 if TYPE_CHECKING:
     from ..plugin.hooks import Hooks
     from ..plugin.providers import Provider, ProviderRegistry
-    from ..timeline.items import TimelineItem
     from .agent import Agent
 
 #: How often a guest looks at the store for its turn (seconds).
@@ -172,24 +172,15 @@ class GuestSession(Session):
         items of ``turn`` (None: of none: what came before the prompt's turn)."""
         if not events:
             return
-        listeners, session_listeners = self.projector.listeners, self.projector.session_listeners
-        kept, kept_session = list(listeners), list(session_listeners)
-
-        def of_turn(item: TimelineItem) -> None:
-            if item.turn == turn:
-                for listener in kept:
-                    listener(item)
-
-        listeners[:] = [of_turn] if turn is not None else []
-        session_listeners[:] = kept_session if turn is not None else []
-        try:
+        projector = self.projector
+        with (
+            projector.on_item.only(lambda item: turn is not None and item.turn == turn),
+            projector.on_session.only(lambda kind: turn is not None),
+        ):
             for event in events:
                 self.traffic.entry(event.entry)
                 self.seq = event.seq
-            self.projector.flush()
-        finally:
-            listeners[:] = kept
-            session_listeners[:] = kept_session
+            projector.flush()
 
     # --- turns --------------------------------------------------------------------------
 
@@ -197,9 +188,9 @@ class GuestSession(Session):
         # The owner checks the blocks against its agent's capabilities.
         if self.closed:
             raise AcpAdaptersError("the session is closed")
-        return self._queue_prompt()
+        return self.prompts.take()
 
-    async def _run_turn(self, blocks: list[dict[str, Any]], meta: Mapping[str, Any] | None) -> Turn:
+    async def run_turn(self, blocks: list[dict[str, Any]], meta: Mapping[str, Any] | None) -> Turn:
         queued = await self.store.enqueue(self._kept.id, blocks)
         self.queued_ids.append(queued.id)
         self._seen_end = anyio.Event()
@@ -248,7 +239,7 @@ class GuestSession(Session):
     async def cancel(self, *, meta: Mapping[str, Any] | None = None) -> bool:
         """Withdraw the prompts still waiting (the owner's running turn is its own): whether
         one was withdrawn."""
-        self._drop_queued()
+        self.prompts.drop_waiting()
         current = self._current
         if current is None:
             return False
@@ -268,5 +259,5 @@ class GuestSession(Session):
             return False
         await self.cancel()
         self.closed = True
-        self._end_watchers()
+        self.end_changes()
         return False

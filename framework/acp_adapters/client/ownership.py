@@ -32,10 +32,20 @@ from ..store.base import (
     Thread,
 )
 from .persistence import turn_status
+from .turns import ItemChange, TurnStream
 
 if TYPE_CHECKING:
     from ..timeline.items import TimelineItem
-    from .session import ItemChange, Session, TurnStream
+    from .session import Session
+
+
+class QueueServing:
+    """A session serving its thread's queue (:func:`serve_queue`): ``lock`` is held while a
+    prompt it claimed runs; ``stopped``, it claims no more (:func:`stop_serving`)."""
+
+    def __init__(self) -> None:
+        self.lock = anyio.Lock()
+        self.stopped = False
 
 
 class LeaseLost(StoreError):
@@ -66,7 +76,8 @@ class HeldThread:
         self.owner = owner
         self.lease = lease
         self.seconds = seconds
-        self._on_lost = on_lost
+        #: What is called when the lease is lost (the session stops its agent).
+        self.on_lost = on_lost
         self.lost: LeaseLost | None = None
         #: Forget the thread as it is let go if it holds no turn and no prompt
         #: (:meth:`Store.forget_unused`): one the session made, and never used.
@@ -96,7 +107,7 @@ class HeldThread:
             f"the session lost its thread {self.thread.name or self.thread.id}: {why}; its "
             "agent was stopped"
         )
-        await self._on_lost(self.lost)
+        await self.on_lost(self.lost)
 
     async def release(self) -> None:
         with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
@@ -124,14 +135,14 @@ async def run_claimed(
     prompts of its own process that wait), keeping its row up to date: ``running`` as its
     turn (``on_turn`` is told which), then how it ended, once what the turn committed is
     in the store. What failed the turn, if anything did."""
-    writer = session._writer
+    writer = session.writer
     assert writer is not None
     store = writer.store
-    ticket = session._queue_prompt()
+    ticket = session.prompts.take()
     try:
         await ticket.event.wait()
     except BaseException:
-        session._give_up(ticket)
+        session.prompts.give_up(ticket)
         with anyio.CancelScope(shield=True), contextlib.suppress(StoreError):
             await store.end_prompt(prompt.id, "cancelled", error="the session closed first")
         raise
@@ -142,19 +153,19 @@ async def run_claimed(
             raise AcpAdaptersError("the session closed before the prompt's turn came")
         await store.end_prompt(prompt.id, "running", turn=index)
         on_turn(index)
-        await session._run_turn(list(prompt.prompt), None)
+        await session.run_turn(list(prompt.prompt), None)
     except BaseException as exc:
         failure = exc
         if not isinstance(exc, Exception):
             raise
     finally:
         if ticket.granted:
-            session._next_turn()
+            session.prompts.next_turn()
         with anyio.CancelScope(shield=True):
             state = prompt_state(session, index, failure)
             error = None
             if state == "failed":
-                error = str(failure) if failure is not None else writer._why(index, None)
+                error = str(failure) if failure is not None else writer.why_failed(index, None)
             elif state == "cancelled":
                 error = "the turn was cancelled"
             with contextlib.suppress(StoreError):
@@ -166,24 +177,20 @@ async def run_claimed(
 def stream_claimed(session: Session, prompt: QueuedPrompt) -> TurnStream[ItemChange]:
     """:func:`run_claimed` in the session's task group; the changes of its turn as they
     come (``async for``), as :meth:`Session.stream_prompt` gives them."""
-    from .session import TurnStream
-
     stream: TurnStream[ItemChange] = TurnStream()
     turn: list[int] = []
 
     def of_turn(item: TimelineItem) -> None:
         if turn and item.turn == turn[0]:
-            stream._put(item)
+            stream.put_item(item)
 
     async def run() -> None:
-        session.projector.listeners.append(of_turn)
         failure: Exception | None = None
         try:
-            failure = await run_claimed(session, prompt, turn.append)
+            with session.projector.on_item.subscribe(of_turn):
+                failure = await run_claimed(session, prompt, turn.append)
         finally:
-            with contextlib.suppress(ValueError):
-                session.projector.listeners.remove(of_turn)
-            stream._end(failure)
+            stream.end(failure)
 
     task_group = session.agent.task_group
     assert task_group is not None
@@ -196,21 +203,21 @@ async def serve_queue(session: Session, owner: Owner, *, until_empty: bool = Fal
     the session has no turn of its own to run (until cancelled or stopped; ``until_empty``:
     until none waits). How many it ran."""
     ran = 0
-    writer = session._writer
+    writer = session.writer
     assert writer is not None
     store, thread_id = writer.store, writer.thread.id
-    while not session.closed and not session._serving_stopped:
-        while session._turn_busy or session._waiting:
+    while not session.closed and not session.serving.stopped:
+        while session.prompts.busy:
             await anyio.sleep(0.05)  # the session's own prompts first
         seen = store.queue_changes()
         # A prompt claimed is run to its end: the session's close waits for it.
-        async with session._serving:
-            if session._serving_stopped:
+        async with session.serving.lock:
+            if session.serving.stopped:
                 return ran
             try:
                 prompt = await store.claim_prompt(thread_id, owner)
             except StoreError as error:
-                writer._failed(error)
+                writer.failed(error)
                 prompt = None
             if prompt is not None:
                 await run_claimed(session, prompt)
@@ -226,9 +233,9 @@ async def stop_serving(session: Session) -> None:
     """Claim no more prompts; the one claimed (its turn running) ends first, unless the
     session is cancelled meanwhile: then the turn is cut short with it, and the close goes
     on (the agent shut down, the recording closed, the lease let go)."""
-    session._serving_stopped = True
+    session.serving.stopped = True
     with contextlib.suppress(anyio.get_cancelled_exc_class()):
-        async with session._serving:
+        async with session.serving.lock:
             pass
 
 

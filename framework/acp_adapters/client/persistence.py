@@ -44,6 +44,7 @@ from ..store.base import (
 from ..timeline.items import TimelineItem
 
 if TYPE_CHECKING:
+    from .agent import TrafficEvent
     from .session import Session
 
 #: A session commits at most this often (seconds; ``connect(commit_interval=)``): what comes
@@ -135,18 +136,19 @@ class ThreadWriter:
 
     def attach(self) -> None:
         """Start hearing the session's traffic and items."""
-        self.session.agent.timed_observers.append(self.event)
-        self.session.projector.listeners.append(self.item)
-        self.session.projector.session_listeners.append(self.changed)
+        self.session.agent.on_traffic.subscribe(self.event)
+        self.session.projector.on_item.subscribe(self.item)
+        self.session.projector.on_session.subscribe(self.changed)
 
-    def event(self, direction: str, payload: Any, at: float) -> None:
+    def event(self, event: TrafficEvent) -> None:
         if self._reading_back:
             return
         try:
             # Text from here on: what waits for the commit is nothing the collector scans.
-            self._events.append(encoded_event(capture_entry(direction, payload, at)))
+            entry = capture_entry(event.direction, event.payload, event.at)
+            self._events.append(encoded_event(entry))
         except StoreError as error:  # nothing JSON can hold: that event alone is not kept
-            self._failed(error)
+            self.failed(error)
             return
         self._wake()
 
@@ -182,11 +184,11 @@ class ThreadWriter:
             index=state.turn,
             status=status,
             stop_reason=stop,
-            error=self._why(state.turn, stop) if status == "failed" else None,
+            error=self.why_failed(state.turn, stop) if status == "failed" else None,
             started_at=previous.started_at if previous else 0.0,
         )
 
-    def _why(self, turn: int, stop: str | None) -> str:
+    def why_failed(self, turn: int, stop: str | None) -> str:
         """Why a turn failed: the last error of the turn (the agent's exit, with its status;
         an error answer), else its stop reason."""
         errors = [
@@ -221,7 +223,7 @@ class ThreadWriter:
             try:
                 await self._commit_pending()
             except StoreError as error:
-                self._failed(error)
+                self.failed(error)
                 await anyio.sleep(delay)
                 delay = min(delay * 2, RETRY_SECONDS)
                 self._more.set()
@@ -241,7 +243,8 @@ class ThreadWriter:
             with anyio.move_on_after(wait):
                 await self._due_now.wait()
 
-    def _failed(self, error: StoreError) -> None:
+    def failed(self, error: StoreError) -> None:
+        """A commit (or a claim) failed: kept, and told to the application's callback."""
         self.failures.append(error)
         del self.failures[:-100]  # the most recent: a store down for long fails often
         if self._on_error is not None:
@@ -301,7 +304,7 @@ class ThreadWriter:
                         if not self._events:
                             return
                 except StoreError as error:
-                    self._failed(error)
+                    self.failed(error)
                     if attempt == attempts - 1:
                         raise
                 await anyio.sleep(delay)
@@ -317,7 +320,7 @@ class ThreadWriter:
         try:
             return (await self.store.enqueue(self.thread.id, blocks, held_by=owner)).position
         except StoreError as error:
-            self._failed(error)
+            self.failed(error)
             return None
 
     async def unqueued(self, position: int | None) -> None:
@@ -328,7 +331,7 @@ class ThreadWriter:
             try:
                 await self.store.take_prompt(self.thread.id, position)
             except StoreError as error:
-                self._failed(error)
+                self.failed(error)
 
     # --- a thread opened again ----------------------------------------------------------
 

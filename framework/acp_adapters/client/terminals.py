@@ -27,7 +27,7 @@ or released.
 Killing or releasing a terminal kills its whole process group, also once its
 command has exited, and on Linux what the command detached from the group too
 (``setsid``, a double fork: the command is the root of a
-:class:`~acp_adapters.transport.process.ProcessFamily`); this side of the output
+:class:`~acp_adapters.transport.families.ProcessFamily`); this side of the output
 is then closed, so nothing more is read. When the session closes, every terminal
 is killed, new ones are refused, and the close waits at most
 :data:`CLOSE_WAIT_SECONDS` in all for them. A session has at most

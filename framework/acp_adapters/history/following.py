@@ -43,7 +43,7 @@ async def follow_items(
     traffic = thread_reader(thread, pm)
     projector = traffic.projector
     changed: list[dict[str, Any]] = []
-    projector.listeners.append(lambda item: changed.append(item.model_dump(mode="json")))
+    projector.on_item.subscribe(lambda item: changed.append(item.model_dump(mode="json")))
     seq = 0
     while True:
         events = await store.events(thread_id, after=seq)

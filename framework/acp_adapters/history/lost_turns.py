@@ -55,7 +55,7 @@ async def end_lost_turn(
         if projector.state.turn_state.state == "idle" or projector.state.turn == 0:
             return False
         changed: dict[str, Any] = {}
-        projector.listeners.append(lambda item: changed.__setitem__(item.id, item))
+        projector.on_item.subscribe(lambda item: changed.__setitem__(item.id, item))
         exit_entry = lost_exit_entry()
         traffic.entry(exit_entry)
         projector.flush()

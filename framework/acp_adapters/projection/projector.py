@@ -10,7 +10,6 @@ hooks, into items; each item keeps its id and ordinal as it is re-projected.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from itertools import count
 from typing import Any, ClassVar
 
@@ -47,6 +46,7 @@ from .files import (
     side_of,
     with_proposed_diffs,
 )
+from .subscriptions import Subscribers
 
 #: What of a file_change the checkpoints say: the patch and every fact of the files.
 _PATCH_FIELDS = (
@@ -94,11 +94,12 @@ class Projector:
         self._shown_as: dict[str, str] = {}
         #: v2 user messages that are the prompt of their turn: message id -> prompt item key.
         self._prompt_of: dict[str, str] = {}
-        #: Called with every item as it is stored (new, or projected again).
-        self.listeners: list[Callable[[TimelineItem], None]] = []
-        #: Called with what of the session changed (``usage``, ``info``, ``commands``,
-        #: ``mode``, ``config``, ``turn``): see :meth:`Timeline.session_json`.
-        self.session_listeners: list[Callable[[str], None]] = []
+        #: Who hears every item as it is stored (new, or projected again).
+        self.on_item: Subscribers[TimelineItem] = Subscribers()
+        #: Who hears what of the session changed (``usage``, ``info``, ``commands``,
+        #: ``mode``, ``config``, ``turn``): see
+        #: :func:`~acp_adapters.timeline.timeline.session_json`.
+        self.on_session: Subscribers[str] = Subscribers()
         #: Agent messages and thoughts grown by chunks since their item was last stored:
         #: message key -> time of the last chunk. See :meth:`flush`.
         self._stale: dict[str, float] = {}
@@ -228,14 +229,14 @@ class Projector:
             ),
         )
 
-    def notification(self, params: Any, at: float) -> None:
-        """A ``session/update`` notification arrived."""
+    def notification(self, params: Any, at: float) -> list[Change]:
+        """A ``session/update`` notification arrived; what it changed of the state."""
         self._now = at
-        changes = self.reducer.apply_notification(params)
-        parsed = self.reducer.last_notification
-        if parsed is not None:
-            self.hooks.on_session_update(self.provider, parsed, self.state.view())
-        self._apply(changes)
+        applied = self.reducer.apply_update(params)
+        if applied.notification is not None:
+            self.hooks.on_session_update(self.provider, applied.notification, self.state.view())
+        self._apply(applied.changes)
+        return applied.changes
 
     def permission_requested(self, request_id: str, params: Any, at: float) -> None:
         self._now = at
@@ -472,8 +473,7 @@ class Projector:
         self._put(own, item, tool_call_id=terminal.tool_call_id)
 
     def _session_changed(self, key: str) -> None:
-        for listener in self.session_listeners:
-            listener(key)
+        self.on_session.publish(key)
 
     def _project_write(self, key: str) -> None:
         """A write the client served for the agent that no tool call owns: its own item, with
@@ -627,5 +627,4 @@ class Projector:
                 "replayed": previous.replayed if previous else self.replaying,
             }
         )
-        for listener in self.listeners:
-            listener(stored)
+        self.on_item.publish(stored)

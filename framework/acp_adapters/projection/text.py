@@ -62,8 +62,8 @@ def timeline_text(
     pm: pluggy.PluginManager | None = None,
     hooks: Hooks | None = None,
 ) -> TextPage:
-    """One page of the text of ``items`` (a :class:`~.timeline.Timeline` or a list of
-    items): at most ``max_chars`` characters from ``offset``.
+    """One page of the text of ``items`` (a :class:`~acp_adapters.timeline.timeline.Timeline`
+    or a list of items): at most ``max_chars`` characters from ``offset``.
 
     Characters are code points: a page never ends inside one (a character outside the
     Basic Multilingual Plane is one character, never half of a pair).

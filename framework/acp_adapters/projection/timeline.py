@@ -7,20 +7,8 @@ with a :class:`DeprecationWarning` naming their new module.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
+from .._moved import homes, moved_names
 
-_MOVED = ("Timeline", "session_json")
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _MOVED:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from ..timeline import timeline
-
-    warnings.warn(
-        f"{__name__} is deprecated: import {name} from {timeline.__name__}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(timeline, name)
+__getattr__ = moved_names(
+    __name__, homes("acp_adapters.timeline.timeline", ("Timeline", "session_json"))
+)

@@ -6,7 +6,8 @@ and the replay feed it the same events from a capture's lines (the format's word
 are in :mod:`acp_adapters.capture.format`). What is true live is true in replay: a
 recording projects to the timeline the live session showed, by construction.
 
-It follows the requests of both sides to their answers and reports to a
+A :class:`~.routing.Router` follows the requests of both sides to their answers and
+decides whose each event is, once; the reader of that session reports it to its
 :class:`~.projector.Projector`:
 
 * the ``initialize`` answer gives the protocol version, judged by the body's
@@ -37,8 +38,8 @@ and listed in the timeline's ``problems``; nothing in a capture raises.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
@@ -75,16 +76,12 @@ from ..runtime.commands import command_line
 from ..timeline.timeline import Timeline
 from .negotiation import negotiated_version, provider_of
 from .projector import Projector
+from .routing import CREATING, OPENING, Router, remember_waiting
 
-#: How many requests of either side may wait for their answers: past it the oldest is
-#: forgotten (its answer, if it ever comes, projects nothing), so a capture or an agent
-#: that never answers cannot grow the reader's memory.
-MAX_WAITING = 4096
+if TYPE_CHECKING:
+    from ..runtime.reducer import Change
 
-#: The client's requests that open a session, and those of them that make a new one.
-_OPENING = ("session/new", "session/load", "session/resume", "session/fork")
-_CREATING = ("session/new", "session/fork")
-#: Those that may replay the session's history before their answer.
+#: The client's requests that may replay the session's history before their answer.
 _REPLAYING = ("session/load", "session/resume")
 #: The error code of an agent that has no such resource (a session it lost): JSON-RPC's
 #: "resource not found", as ACP uses it.
@@ -134,16 +131,15 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
         yield entry
 
 
-def _seconds(at: Any) -> float:
-    return float(at) if isinstance(at, int | float) and not isinstance(at, bool) else 0.0
-
-
 class Traffic:
-    """Follows one session's traffic, both ways, and reports it to its projector.
+    """One session's traffic reader: what is this session's, projected.
 
-    A connection may hold several sessions: the reader follows one. It is the session
-    ``session_id`` names, else the one opened by the request :attr:`opening` names, else
-    the first one the traffic opens; what names another session is left out.
+    What feeds it is a :class:`~.routing.Router` that decided the session of each event
+    (the ``take_*`` methods). Read on its own, the reader follows one session of a whole
+    connection's traffic through a router of its own (:attr:`router`): :meth:`entry` takes a
+    capture's line, :meth:`message` a message. It follows the session ``session_id``
+    names, else the one opened by the request :attr:`opening` names, else the first one
+    the traffic opens.
     """
 
     def __init__(
@@ -152,21 +148,14 @@ class Traffic:
         registry: ProviderRegistry,
         *,
         session_id: str | None = None,
-        others: Callable[[], Collection[str]] = tuple,
     ) -> None:
         self.projector = projector
         self.registry = registry
         if session_id is not None:
             projector.state.session_id = session_id
-        #: The ids of the connection's other sessions (a live connection may hold several):
-        #: what names one of them is never this session's, even before it has its own id.
-        self._others = others
         #: The request that opens this session (its key), when the reader is told which
         #: (a live session is); else the first session the traffic opens is this one.
         self.opening: Any = None
-        # Requests waiting for an answer, per side: id -> (method, params).
-        self.client_requests: dict[Any, tuple[str, Any]] = {}
-        self.agent_requests: dict[Any, tuple[str, Any]] = {}
         #: Files the client answered as empty though they did not exist: the answer's ""
         #: is not their content.
         self._missing: set[str] = set()
@@ -178,77 +167,51 @@ class Traffic:
         #: session opened next is this one's, with a note.
         self._lost: tuple[str, str] | None = None
         #: The session is closed: what the agent sends on its own is not projected. Set
-        #: when the agent answers the session's ``session/close``, or by a ``closed`` line
-        #: (:meth:`session_closed`); cleared when it is opened again.
+        #: when the agent answers the session's ``session/close``, or by a ``closed`` line;
+        #: cleared when it is opened again.
         self.closed = False
+        #: The router of this reader alone: what :meth:`entry` and :meth:`message` read.
+        self.router = Router([self])
 
-    # --- what feeds it ------------------------------------------------------------------------
+    @property
+    def session_id(self) -> str | None:
+        return self.projector.state.session_id
+
+    # --- read on its own ----------------------------------------------------------------------
 
     def entry(self, entry: dict[str, Any]) -> None:
-        """One line of a capture: a message either way, a disk read, or the agent's exit."""
-        direction, at = entry.get("dir"), _seconds(entry.get("t"))
-        if direction == AGENT_EXIT:
-            code, stderr = entry.get("code"), entry.get("stderr")
-            self.exited(
-                code if isinstance(code, int) and not isinstance(code, bool) else None,
-                stderr if isinstance(stderr, str) else "",
-                at,
-            )
-        elif direction == DISK_READ:
-            read = disk_read(entry)
-            if read is not None:
-                self.disk(read, at)
-        elif direction == CHECKPOINT:
-            taken = checkpoint_line(entry)
-            if taken is not None:
-                self.checkpoint(taken, at)
-        elif direction == FILE_CHANGE:
-            found = change_line(entry)
-            if found is not None:
-                self.change(found, at)
-        elif direction == SESSION_CLOSED:
-            closed = closed_session(entry)
-            if closed is not None:
-                self.session_closed(closed)
-        elif direction == CLIENT_DECISION:
-            decided = decided_line(entry)
-            if decided is not None:
-                self.decided(decided, at)
-        elif direction == MESSAGE_DROPPED:
-            dropped = dropped_line(entry)
-            if dropped is not None:
-                self.dropped(dropped, at)
-        elif "msg" in entry:
-            self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
+        """One line of a capture: a message either way, a client line, or the agent's exit."""
+        self.router.entry(entry)
 
-    def exited(self, code: int | None, stderr: str, at: float) -> None:
+    def message(self, direction: str, message: Any, at: float) -> None:
+        """A message (or a batch) the client sent (``client->agent``) or received."""
+        self.router.message(direction, message, at)
+
+    # --- what the router gives it -------------------------------------------------------------
+
+    def take_exit(self, code: int | None, stderr: str, at: float) -> None:
         """The agent exited on its own."""
         self.projector.agent_exited(code, stderr, at)
 
-    def decided(self, line: DecidedLine, at: float) -> None:
+    def take_decided(self, line: DecidedLine, at: float) -> None:
         """The client asked its application about an action of the agent (a ``decided``
-        line): an approval of the session it names."""
-        if self.closed or (line.session_id is not None and not self._names_ours(line.session_id)):
-            return
-        self.projector.client_action_decided(line, at)
+        line): an approval of this session."""
+        if not self.closed:
+            self.projector.client_action_decided(line, at)
 
-    def dropped(self, line: DroppedLine, at: float) -> None:
-        """The connection dropped a message of the agent, unread (a ``dropped`` line): whose
-        it was cannot be known, so every open session shows it (a closed one does not)."""
-        if self.closed or self.projector.state.session_id is None:
-            return
-        self.projector.message_dropped(line.reason, line.limit, at)
+    def take_dropped(self, line: DroppedLine, at: float) -> None:
+        """The connection dropped a message of the agent, unread (a ``dropped`` line): an
+        open session shows it (a closed one does not)."""
+        if not self.closed and self.session_id is not None:
+            self.projector.message_dropped(line.reason, line.limit, at)
 
-    def session_closed(self, session_id: str) -> None:
-        """The client closed session ``session_id`` (a ``closed`` line)."""
-        if self._names_ours(session_id) and self.projector.state.session_id is not None:
-            self.closed = True
+    def take_closed(self) -> None:
+        """The client closed this session (a ``closed`` line)."""
+        self.closed = True
 
-    def disk(self, read: DiskLine, at: float) -> None:
+    def take_disk(self, read: DiskLine, at: float) -> None:
         """The client looked at a file on the disk, for a true patch."""
         projector = self.projector
-        if read.session_id is not None and not self._names_ours(read.session_id):
-            return
         if read.phase == "missing":
             self._missing.add(read.path)
             projector.file_read(read.path, None, at)
@@ -264,123 +227,49 @@ class Traffic:
                 at=at,
             )
 
-    def checkpoint(self, taken: CheckpointLine, at: float) -> None:
+    def take_checkpoint(self, taken: CheckpointLine, at: float) -> None:
         """The client took a checkpoint of the session's folders."""
-        if taken.session_id is not None and not self._names_ours(taken.session_id):
-            return
         self.projector.checkpoint_taken(taken, at)
 
-    def change(self, found: ChangeLine, at: float) -> None:
+    def take_change(self, found: ChangeLine, at: float) -> None:
         """A checkpoint found a file changed (for a tool call, or at a turn's end)."""
-        if found.session_id is not None and not self._names_ours(found.session_id):
-            return
         self.projector.path_changed(found, at)
 
-    def message(self, direction: str, message: Any, at: float) -> None:
-        """A message (or a batch) the client sent (``client->agent``) or received."""
-        if isinstance(message, list):  # a batch
-            for part in message:
-                self.message(direction, part, at)
-            return
-        if not isinstance(message, dict):
-            return
-        method = message.get("method")
-        has_id = "id" in message
-        if direction == CLIENT_TO_AGENT:
-            if isinstance(method, str):
-                if has_id:
-                    self._wait(self.client_requests, message, method)
-                self._client_sent(message, method, message.get("params"), at)
-            elif has_id:
-                self._client_answered(message, at)
-        elif direction == AGENT_TO_CLIENT:
-            if isinstance(method, str):
-                if self.closed:
-                    # The agent still talks to a session it was told is closed (or one the
-                    # client closed): nothing of it is this timeline's any more.
-                    return
-                if has_id and self._ours(message.get("params")):
-                    self._wait(self.agent_requests, message, method)
-                self._agent_sent(message, method, at)
-            elif has_id:
-                self._agent_answered(message, at)
-
-    # --- following requests -------------------------------------------------------------------
-
-    @staticmethod
-    def _wait(waiting: dict[Any, tuple[str, Any]], message: dict[str, Any], method: str) -> None:
-        key = request_key(message["id"])
-        waiting.pop(key, None)
-        waiting[key] = (method, message.get("params"))
-        if len(waiting) > MAX_WAITING:
-            del waiting[next(iter(waiting))]
-
-    def _ours(self, params: Any) -> bool:
-        """Whether a request or update is this session's: one that names another session is
-        not (nor, for an update, one that names none)."""
-        named = params.get("sessionId") if isinstance(params, dict) else None
-        return named is None or self._names_ours(named)
-
-    def _names_ours(self, named: Any) -> bool:
-        ours = self.projector.state.session_id
-        if ours is None:
-            return named not in self._others()
-        return bool(named == ours)
-
-    def _opens_ours(self, key: Any, session_id: Any) -> bool:
-        """Whether the answer to an opening request (``session/new``, ``load``, ``resume``,
-        ``fork``) with key ``key``, for ``session_id``, opens (or opens again) this session."""
-        if not isinstance(session_id, str):
-            return False
-        ours = self.projector.state.session_id
-        if ours is not None:
-            return session_id == ours
-        if self.opening is not None:
-            return bool(key == self.opening)
-        return session_id not in self._others()
-
-    def _client_sent(self, message: dict[str, Any], method: str, params: Any, at: float) -> None:
+    def take_client_request(
+        self, message: dict[str, Any], method: str, params: Any, key: Any, at: float
+    ) -> None:
+        """A request (or notification) of the client for this session."""
         if method == "session/prompt" and isinstance(params, dict):
-            if self._ours(params):
-                self.projector.prompt_sent(params.get("prompt"), at)
-        elif method in _REPLAYING and isinstance(params, dict) and "id" in message:
-            replays = method == "session/load" or isinstance(params.get("replayFrom"), dict)
-            key = request_key(message["id"])
-            ours = self._opens_ours(key, params.get("sessionId"))
-            if ours:
-                self.closed = False  # opened again: what the agent sends is its own again
-            if replays and ours:
+            self.projector.prompt_sent(params.get("prompt"), at)
+        elif method in _REPLAYING and isinstance(params, dict) and key is not None:
+            self.closed = False  # opened again: what the agent sends is its own again
+            if method == "session/load" or isinstance(params.get("replayFrom"), dict):
                 self._replaying = key
                 self.projector.replaying = True
                 # A session whose items are here already (opened again on the connection
                 # that saw them): what the agent replays of it is not added twice.
                 self._replay_known = bool(self.projector.items)
 
-    def _agent_answered(self, message: dict[str, Any], at: float) -> None:
-        key = request_key(message["id"])
-        request = self.client_requests.pop(key, None)
-        if request is None:
-            return
-        method, params = request
-        result, error = message.get("result"), message.get("error")
+    def take_agent_answer(
+        self, key: Any, method: str, params: Any, result: Any, error: Any, at: float
+    ) -> None:
+        """The agent's answer to a request of the client that was this session's."""
         projector = self.projector
         if key == self._replaying:
             # The replay of the session's history is over (or failed): what comes is live.
             self._replaying = None
             projector.replaying = False
         if method == "session/prompt":
-            if self._ours(params):
-                projector.prompt_answered(result, error, at)
+            projector.prompt_answered(result, error, at)
         elif error is not None:
             if method in _REPLAYING:
                 self._maybe_lost(params, error)
-            return
         elif method == "initialize":
             provider = provider_of(result, self.registry, projector.hooks)
             projector.initialized(negotiated_version(result), provider)
-        elif method in _OPENING:
-            self._opened(key, method, params, result, at)
-        elif not (isinstance(params, dict) and self._ours(params)):
+        elif method in OPENING:
+            self._opened(method, params, result, at)
+        elif not isinstance(params, dict):
             return
         elif method == "session/close":
             self.closed = True
@@ -410,15 +299,12 @@ class Traffic:
             self._lost = (ours, str(error.get("message", ""))[:500])
             self.projector.state.session_id = None
 
-    def _opened(self, key: Any, method: str, params: Any, result: Any, at: float = 0.0) -> None:
-        """The agent opened a session: this one (its id, folder, modes and configuration),
-        or another of the connection (nothing here)."""
+    def _opened(self, method: str, params: Any, result: Any, at: float) -> None:
+        """The agent opened this session: its id, folder, modes and configuration."""
         if not isinstance(params, dict) or not isinstance(result, dict):
             return
         # A new session (and a fork) gets its id in the answer; a loaded one has it already.
-        session_id = result.get("sessionId") if method in _CREATING else params.get("sessionId")
-        if not self._opens_ours(key, session_id):
-            return
+        session_id = result.get("sessionId") if method in CREATING else params.get("sessionId")
         state = self.projector.state
         state.session_id = session_id
         self.closed = False
@@ -444,23 +330,25 @@ class Traffic:
             )
         self.projector.session_created({**result, "sessionId": session_id})
 
-    def _agent_sent(self, message: dict[str, Any], method: str, at: float) -> None:
+    def take_agent_message(self, message: dict[str, Any], method: str, at: float) -> list[Change]:
+        """A notification or request of the agent for this session; what it changed."""
+        if self.closed:
+            # The agent still talks to a session it was told is closed (or one the client
+            # closed): nothing of it is this timeline's any more.
+            return []
         params = message.get("params")
         if method == "session/update":
-            named = params.get("sessionId") if isinstance(params, dict) else None
             if self._replaying is not None and self._replay_known:
-                self.projector.reducer.last_changes = []  # nothing of it is new
-                return
-            if isinstance(named, str) and self._ours(params):
-                self.projector.notification(params, at)
-        elif method == "session/request_permission" and "id" in message and self._ours(params):
+                return []  # the history of a session that is here already: nothing is new
+            return self.projector.notification(params, at)
+        if method == "session/request_permission" and "id" in message:
             self.projector.permission_requested(str(message["id"]), params, at)
+        return []
 
-    def _client_answered(self, message: dict[str, Any], at: float) -> None:
-        request = self.agent_requests.pop(request_key(message["id"]), None)
-        if request is None:
-            return
-        method, params = request
+    def take_client_answer(
+        self, message: dict[str, Any], method: str, params: Any, at: float
+    ) -> None:
+        """The client's answer to a request of the agent that was this session's."""
         result, error = message.get("result"), message.get("error")
         projector = self.projector
         if method == "session/request_permission":
@@ -550,8 +438,10 @@ def capture_sessions(source: CaptureSource) -> list[str]:
             if not isinstance(part, dict) or "id" not in part:
                 continue
             method = part.get("method")
-            if direction == CLIENT_TO_AGENT and method in _OPENING:
-                Traffic._wait(requests, part, str(method))
+            if direction == CLIENT_TO_AGENT and method in OPENING:
+                remember_waiting(
+                    requests, request_key(part["id"]), (str(method), part.get("params"))
+                )
             elif direction == AGENT_TO_CLIENT and method is None:
                 request = requests.pop(request_key(part["id"]), None)
                 result = part.get("result")
@@ -560,7 +450,7 @@ def capture_sessions(source: CaptureSource) -> list[str]:
                 opened, params = request
                 named = (
                     result.get("sessionId")
-                    if opened in _CREATING
+                    if opened in CREATING
                     else params.get("sessionId")
                     if isinstance(params, dict)
                     else None

@@ -8,9 +8,7 @@ its state with the view hooks get (:mod:`.state`); the public ones are still exp
 
 from __future__ import annotations
 
-import importlib
-import warnings
-from typing import Any
+from .._moved import moved_names
 
 #: Each name this module had, and the module of :mod:`acp_adapters.runtime` it is in now.
 _MOVED = {
@@ -48,19 +46,14 @@ _MOVED = {
             "CheckpointedFile",
             "UnknownUpdate",
         ),
-        "values",
+        "acp_adapters.runtime.values",
     ),
-    **dict.fromkeys(("FileEvent", "CONTENT_BUDGET", "content_digest", "FileStore"), "file_store"),
-    **dict.fromkeys(("SessionState", "SessionView"), "state"),
+    **dict.fromkeys(
+        ("FileEvent", "CONTENT_BUDGET", "content_digest", "FileStore"),
+        "acp_adapters.runtime.file_store",
+    ),
+    **dict.fromkeys(("SessionState", "SessionView"), "acp_adapters.runtime.state"),
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    home = f"{__package__}.{module}"
-    warnings.warn(
-        f"{__name__} is deprecated: import {name} from {home}", DeprecationWarning, stacklevel=2
-    )
-    return getattr(importlib.import_module(home), name)
+__getattr__ = moved_names(__name__, _MOVED)

@@ -103,40 +103,48 @@ class Change:
     key: str
 
 
+@dataclass(frozen=True)
+class AppliedUpdate:
+    """One ``session/update`` applied: the notification as read (None when it could not
+    be), and what it changed."""
+
+    notification: Any
+    changes: list[Change]
+
+
 class Reducer:
     """Applies messages to a session's state; every method returns what it changed."""
 
     def __init__(self, state: SessionState | None = None) -> None:
         self.state = state if state is not None else SessionState()
         self._by_type = self._handlers()
-        #: The notification the last apply_notification read (None when it could not).
-        self.last_notification: Any = None
-        #: What the last applied message changed.
-        self.last_changes: list[Change] = []
 
     # --- session/update ----------------------------------------------------------------
 
     def apply_notification(self, params: Any) -> list[Change]:
-        """Apply the params of one ``session/update`` notification of the session's version."""
+        """Apply the params of one ``session/update`` notification of the session's version;
+        what it changed."""
+        return self.apply_update(params).changes
+
+    def apply_update(self, params: Any) -> AppliedUpdate:
+        """Apply one ``session/update``'s params: the notification as read (None when it
+        could not be), and what it changed."""
         state = self.state
         state.seq += 1
         state.updates += 1
-        self.last_notification = None
-        self.last_changes = []
         try:
             notification = parse_notification(params, 2 if state.version == 2 else 1)
         except ValidationError as error:
-            return [self._unknown(params, _reason(error))]
-        self.last_notification = notification
+            return AppliedUpdate(None, [self._unknown(params, _reason(error))])
         if state.session_id is None:
             state.session_id = notification.session_id
         raw = params["update"]
         update = notification.update
         handler = self._by_type.get(type(update)) or self._handler_of(type(update))
         if handler is None:
-            return [self._unknown(raw, f"update {raw.get('sessionUpdate')!r} is not known here")]
-        self.last_changes = handler(update, raw)
-        return self.last_changes
+            unknown = self._unknown(raw, f"update {raw.get('sessionUpdate')!r} is not known here")
+            return AppliedUpdate(notification, [unknown])
+        return AppliedUpdate(notification, handler(update, raw))
 
     def _handler_of(self, kind: type) -> Callable[[Any, dict[str, Any]], list[Change]] | None:
         """The handler of a subclass of an update type (then found at once the next time)."""

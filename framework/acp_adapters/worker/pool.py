@@ -4,7 +4,7 @@ The loop: end the turns that lost owners left running (:func:`~acp_adapters.hist
 end_lost_turn`); while fewer than ``concurrency`` threads run here, claim the thread that has
 waited longest (its lease taken in the same transaction: two workers never take one
 thread); else wait for the queue to move (PostgreSQL ``LISTEN``: at once; SQLite: at the
-next look). Each thread taken is driven by :func:`~acp_adapters.client.session.connect` as
+next look). Each thread taken is driven by :func:`~acp_adapters.client.connecting.connect` as
 its owner, started from what the thread records (its provider or command, its folder and
 folders, its policy, its MCP servers), its agent session resumed or loaded; the thread's
 queue runs in order; once it is empty the agent is kept ``idle`` seconds for more, then the
@@ -32,8 +32,9 @@ from typing import Any
 import anyio
 import pluggy
 
+from ..client.connecting import Persistence, connect
 from ..client.ownership import launch_arguments, serve_queue
-from ..client.session import Session, connect
+from ..client.session import Session
 from ..errors import AcpAdaptersError
 from ..history.lost_turns import end_lost_turn
 from ..store.base import LEASE_SECONDS, Owner, Store, StoreError, Thread, ThreadBusy
@@ -105,7 +106,7 @@ class Worker:
         self._stopping.set()
         for session in self._running.values():
             if session is not None:
-                session._serving_stopped = True
+                session.serving.stopped = True
 
     async def run(self) -> WorkerCounts:
         """Drive the store's threads until :meth:`stop` (see the module's documentation)."""
@@ -173,7 +174,7 @@ class Worker:
                 async with connect(**self._arguments(thread, owner)) as session:
                     self._running[thread.id] = session
                     if self._stopping.is_set():
-                        session._serving_stopped = True
+                        session.serving.stopped = True
                     await self._serve(session, owner)
             except ThreadBusy:
                 return  # taken by another meanwhile: its to drive
@@ -189,7 +190,7 @@ class Worker:
     async def _serve(self, session: Session, owner: Owner) -> None:
         """The thread's queue, in order; then ``idle`` seconds for more, and again."""
         assert session.thread is not None
-        while not session._serving_stopped and not session.closed:
+        while not session.serving.stopped and not session.closed:
             ran = await serve_queue(session, owner, until_empty=True)
             self.counts.prompts += ran  # after the await: the drives count together
             if not await self._more_within(session.thread.id, session):
@@ -198,7 +199,7 @@ class Worker:
     async def _more_within(self, thread_id: str, session: Session) -> bool:
         """Whether a prompt was queued for the thread within ``idle`` seconds."""
         with anyio.move_on_after(self.idle):
-            while not session._serving_stopped:
+            while not session.serving.stopped:
                 seen = self.store.queue_changes()
                 if await self.store.prompts(thread_id, ("queued",)):
                     return True
@@ -241,10 +242,9 @@ class Worker:
             "additional_directories": list(thread.folders),
             "store": self.store,
             "thread": thread.id,
-            "busy": "fail",
-            "owner": owner,
-            "lease_seconds": self.lease_seconds,
-            "run_queued": False,
+            "persistence": Persistence(
+                busy="fail", owner=owner, lease_seconds=self.lease_seconds, run_queued=False
+            ),
             "pm": self.pm,
             "env": self.env,
         }
