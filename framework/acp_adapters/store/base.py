@@ -21,7 +21,11 @@ import uuid
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:
+    # For annotations only (strings at run time): no dependency of the package's own.
+    from typing_extensions import Required, Unpack
 
 from .. import _json
 from ..errors import AcpAdaptersError
@@ -263,6 +267,34 @@ class Commit:
     thread: Mapping[str, Any] = field(default_factory=dict)
 
 
+#: A prompt as a store takes it: its content blocks.
+PromptBlocks = Sequence[Mapping[str, Any]]
+
+
+class NewThread(TypedDict, total=False):
+    """What a new thread is made with (:meth:`Store.create_thread`'s keywords): its
+    ``provider`` and ``cwd``; its ``name`` (unique, or None), the ``folders`` beside ``cwd``,
+    the agent's session, its title, the command that starts its agent (when no provider's
+    launch does) and how its agent was started (``launch``, for a worker)."""
+
+    provider: Required[str]
+    cwd: Required[str]
+    name: str | None
+    folders: Sequence[str]
+    agent_session_id: str | None
+    title: str | None
+    command: Sequence[str] | None
+    launch: Mapping[str, Any] | None
+
+
+class PromptEnd(TypedDict, total=False):
+    """Where a claimed prompt is (:meth:`Store.end_prompt`'s keywords): the ``turn`` it runs
+    as, and why it failed or was cancelled (``error``)."""
+
+    turn: int | None
+    error: str | None
+
+
 class Store(abc.ABC):
     """The store interface: one for every backend (``async with`` closes it)."""
 
@@ -272,19 +304,9 @@ class Store(abc.ABC):
     # --- threads ------------------------------------------------------------------------
 
     @abc.abstractmethod
-    async def create_thread(
-        self,
-        *,
-        provider: str,
-        cwd: str,
-        name: str | None = None,
-        folders: Sequence[str] = (),
-        agent_session_id: str | None = None,
-        title: str | None = None,
-        command: Sequence[str] | None = None,
-        launch: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        """A new thread. :class:`StoreError` when ``name`` is taken."""
+    async def create_thread(self, **thread: Unpack[NewThread]) -> Thread:
+        """A new thread of ``thread``'s fields (:class:`NewThread`). :class:`StoreError` when
+        its ``name`` is taken."""
 
     @abc.abstractmethod
     async def thread(self, thread_id: str) -> Thread:
@@ -336,18 +358,14 @@ class Store(abc.ABC):
 
     # --- the prompt queue ---------------------------------------------------------------
 
-    async def queue_prompt(self, thread_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
+    async def queue_prompt(self, thread_id: str, prompt: PromptBlocks) -> int:
         """Put a prompt at the end of the thread's queue, for whoever owns the thread; its
         position (:meth:`enqueue` gives its id too)."""
         return (await self.enqueue(thread_id, prompt)).position
 
     @abc.abstractmethod
     async def enqueue(
-        self,
-        thread_id: str,
-        prompt: Sequence[Mapping[str, Any]],
-        *,
-        held_by: Owner | None = None,
+        self, thread_id: str, prompt: PromptBlocks, *, held_by: Owner | None = None
     ) -> QueuedPrompt:
         """Put a prompt at the end of the thread's queue: ``queued``, for whoever owns the
         thread to run, or (``held_by``: the owner's own prompt, waiting in its process for
@@ -379,14 +397,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     async def end_prompt(
-        self,
-        prompt_id: str,
-        state: PromptState,
-        *,
-        turn: int | None = None,
-        error: str | None = None,
+        self, prompt_id: str, state: PromptState, **where: Unpack[PromptEnd]
     ) -> None:
-        """Say where a claimed prompt is: ``running`` as ``turn``, or ended."""
+        """Say where a claimed prompt is: ``running`` as ``turn``, or ended (with ``error``,
+        why: :class:`PromptEnd`)."""
 
     @abc.abstractmethod
     async def withdraw_prompt(self, prompt_id: str, why: str) -> bool:

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import abc
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     OWNER_LOST,
     Lease,
     Owner,
+    PromptBlocks,
+    PromptEnd,
     PromptState,
     QueuedPrompt,
     Thread,
@@ -39,6 +41,9 @@ from .base import (
     dumps,
 )
 from .sql import Sql, SqlBackend, known, loads
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 _PROMPT_COLUMNS = (
     "thread_id, position, prompt, queued_at, id, state, turn_index, error, owner, ended_at"
@@ -274,11 +279,7 @@ class LeaseQueries(SqlBackend):
     _claim_lock = ""
 
     async def enqueue(
-        self,
-        thread_id: str,
-        prompt: Sequence[Mapping[str, Any]],
-        *,
-        held_by: Owner | None = None,
+        self, thread_id: str, prompt: PromptBlocks, *, held_by: Owner | None = None
     ) -> QueuedPrompt:
         text = dumps([dict(block) for block in prompt], "the prompt")
 
@@ -325,13 +326,9 @@ class LeaseQueries(SqlBackend):
         return await self._transact(lambda sql: claim_prompt(sql, thread_id, owner))
 
     async def end_prompt(
-        self,
-        prompt_id: str,
-        state: PromptState,
-        *,
-        turn: int | None = None,
-        error: str | None = None,
+        self, prompt_id: str, state: PromptState, **where: Unpack[PromptEnd]
     ) -> None:
+        turn, error = where.get("turn"), where.get("error")
         await self._transact(lambda sql: end_prompt(sql, prompt_id, state, turn, error))
 
     async def withdraw_prompt(self, prompt_id: str, why: str) -> bool:

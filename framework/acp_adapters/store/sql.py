@@ -24,9 +24,10 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from .base import (
+    NewThread,
     PreparedCommit,
     Store,
     StoredEvent,
@@ -37,6 +38,9 @@ from .base import (
     check_thread_name,
     dumps,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 T = TypeVar("T")
 P = TypeVar("P", bound=PreparedCommit)
@@ -52,6 +56,16 @@ THREAD_FIELDS = (
     "command",
     "launch",
 )
+
+#: What a new thread's fields are when :meth:`~.base.Store.create_thread` is not given them.
+_NEW_THREAD: dict[str, Any] = {
+    "name": None,
+    "folders": (),
+    "agent_session_id": None,
+    "title": None,
+    "command": None,
+    "launch": None,
+}
 
 #: A thread row's columns, in the order of :class:`~.base.Thread`'s fields.
 THREAD_COLUMNS = (
@@ -366,30 +380,11 @@ class ThreadQueries(SqlBackend):
 
     # --- threads ------------------------------------------------------------------------
 
-    async def create_thread(
-        self,
-        *,
-        provider: str,
-        cwd: str,
-        name: str | None = None,
-        folders: Sequence[str] = (),
-        agent_session_id: str | None = None,
-        title: str | None = None,
-        command: Sequence[str] | None = None,
-        launch: Mapping[str, Any] | None = None,
-    ) -> Thread:
-        columns = self._thread_columns(
-            {
-                "provider": provider,
-                "cwd": os.fspath(cwd),
-                "name": name,
-                "folders": folders,
-                "agent_session_id": agent_session_id,
-                "title": title,
-                "command": command,
-                "launch": launch,
-            }
-        )
+    async def create_thread(self, **thread: Unpack[NewThread]) -> Thread:
+        fields: dict[str, Any] = {**_NEW_THREAD, **thread}
+        fields["cwd"] = os.fspath(fields["cwd"])
+        name = fields["name"]
+        columns = self._thread_columns(fields)
         thread_id = uuid.uuid4().hex
 
         def create(sql: Sql) -> Thread:
