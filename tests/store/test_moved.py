@@ -11,7 +11,12 @@ import pytest
 
 from acp_adapters.store.moved import _MOVED
 
-OLD_NAMES = [(old, name, new) for old, (new, names) in _MOVED.items() for name in names]
+OLD_NAMES = [
+    (old, name, new)
+    for old, (new, names) in _MOVED.items()
+    # None: every name of the new home's ``__all__``.
+    for name in (names if names is not None else importlib.import_module(new).__all__)
+]
 
 
 @pytest.mark.parametrize(

@@ -729,3 +729,17 @@ def _first_error(error: ValidationError) -> str:
     first = error.errors()[0]
     where = ".".join(str(part) for part in first["loc"]) or "params"
     return f"{where}: {first['msg']}"[:300]
+
+
+__all__ = [
+    "DISK_PATHS",
+    "DISK_READ_LIMIT",
+    "LARGE_READ_CHARS",
+    "AgentRequests",
+    "AskCallback",
+    "DiskPhase",
+    "DiskReader",
+    "ElicitCallback",
+    "TerminalBackend",
+    "TerminalFactory",
+]

@@ -19,7 +19,7 @@ follow the same decision: :meth:`Router.message` says where each message went
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,10 +33,6 @@ from ..capture.format import (
     FILE_CHANGE,
     MESSAGE_DROPPED,
     SESSION_CLOSED,
-    ChangeLine,
-    CheckpointLine,
-    DecidedLine,
-    DiskLine,
     DroppedLine,
     change_line,
     checkpoint_line,
@@ -183,7 +179,8 @@ class Router:
     # --- what feeds it ------------------------------------------------------------------
 
     def entry(self, entry: dict[str, Any]) -> list[Delivery]:
-        """One line of a capture: a message either way, a client line, or the agent's exit."""
+        """One line of a capture: a message either way, a client line, or the agent's exit;
+        where each message of the agent in it went."""
         direction, at = entry.get("dir"), _seconds(entry.get("t"))
         if direction == AGENT_EXIT:
             code, stderr = entry.get("code"), entry.get("stderr")
@@ -192,30 +189,20 @@ class Router:
                 stderr if isinstance(stderr, str) else "",
                 at,
             )
-        elif direction == DISK_READ:
-            read = disk_read(entry)
-            if read is not None:
-                self.disk(read, at)
-        elif direction == CHECKPOINT:
-            taken = checkpoint_line(entry)
-            if taken is not None:
-                self.checkpoint(taken, at)
-        elif direction == FILE_CHANGE:
-            found = change_line(entry)
-            if found is not None:
-                self.change(found, at)
-        elif direction == SESSION_CLOSED:
-            closed = closed_session(entry)
-            if closed is not None:
-                self.session_closed(closed)
-        elif direction == CLIENT_DECISION:
-            decided = decided_line(entry)
-            if decided is not None:
-                self.decided(decided, at)
-        elif direction == MESSAGE_DROPPED:
-            dropped = dropped_line(entry)
-            if dropped is not None:
-                self.dropped(dropped, at)
+        elif isinstance(direction, str) and direction in CLIENT_LINES:
+            line = CLIENT_LINES[direction](entry)
+            if line is None:
+                return []  # not a line of its kind: nothing to route
+            if direction == SESSION_CLOSED:
+                self.session_closed(line)
+            elif direction == MESSAGE_DROPPED:
+                self.dropped(line, at)
+            else:
+                # A line of a session's (a disk read, a checkpoint, a change, a decision):
+                # the session it names takes it, every one when it names none.
+                take = _TAKEN_BY[direction]
+                for reader in self._named(line.session_id):
+                    take(reader, line, at)
         elif "msg" in entry:
             return self.message(direction if isinstance(direction, str) else "", entry["msg"], at)
         return []
@@ -224,26 +211,6 @@ class Router:
         """The agent exited on its own: every session's."""
         for reader in self.readers:
             reader.take_exit(code, stderr, at)
-
-    def disk(self, read: DiskLine, at: float) -> None:
-        """The client looked at a file on the disk, for a true patch of a session's edit."""
-        for reader in self._named(read.session_id):
-            reader.take_disk(read, at)
-
-    def checkpoint(self, taken: CheckpointLine, at: float) -> None:
-        """The client took a checkpoint of a session's folders."""
-        for reader in self._named(taken.session_id):
-            reader.take_checkpoint(taken, at)
-
-    def change(self, found: ChangeLine, at: float) -> None:
-        """A checkpoint found a file changed."""
-        for reader in self._named(found.session_id):
-            reader.take_change(found, at)
-
-    def decided(self, line: DecidedLine, at: float) -> None:
-        """The client asked its application about an action of the agent."""
-        for reader in self._named(line.session_id):
-            reader.take_decided(line, at)
 
     def dropped(self, line: DroppedLine, at: float) -> None:
         """The connection dropped a message of the agent, unread: whose it was cannot be
@@ -308,8 +275,16 @@ class Router:
             return
         method, params, readers = request.method, request.params, request.readers
         result, error = message.get("result"), message.get("error")
-        if method in CREATING and error is None and isinstance(result, dict):
-            opened = self._opens(key, result.get("sessionId"))
+        if method in OPENING:
+            # Whose session it opens is decided as the answer comes: another session may
+            # have opened meanwhile. One that began replaying for it hears the replay end.
+            named = params.get("sessionId") if isinstance(params, dict) else None
+            if method in CREATING:
+                named = result.get("sessionId") if isinstance(result, dict) else None
+            opened = self._opens(key, named)
+            for reader in readers:
+                if reader is not opened:
+                    reader.take_replay_end(key)
             readers = (opened,) if opened is not None else ()
         for reader in readers:
             reader.take_agent_answer(key, method, params, result, error, at)
@@ -334,3 +309,21 @@ class Router:
             return
         for reader in request.readers:
             reader.take_client_answer(message, request.method, request.params, at)
+
+
+#: The client's own lines of a capture, each read as the format reads it (None: not one).
+CLIENT_LINES: dict[str, Callable[[dict[str, Any]], Any]] = {
+    DISK_READ: disk_read,
+    CHECKPOINT: checkpoint_line,
+    FILE_CHANGE: change_line,
+    SESSION_CLOSED: closed_session,
+    CLIENT_DECISION: decided_line,
+    MESSAGE_DROPPED: dropped_line,
+}
+#: The lines of a session's own, and how its reader takes each.
+_TAKEN_BY: dict[str, Callable[[Traffic, Any, float], None]] = {
+    DISK_READ: lambda reader, line, at: reader.take_disk(line, at),
+    CHECKPOINT: lambda reader, line, at: reader.take_checkpoint(line, at),
+    FILE_CHANGE: lambda reader, line, at: reader.take_change(line, at),
+    CLIENT_DECISION: lambda reader, line, at: reader.take_decided(line, at),
+}

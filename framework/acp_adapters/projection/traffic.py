@@ -38,7 +38,7 @@ and listed in the timeline's ``problems``; nothing in a capture raises.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import pluggy
@@ -46,13 +46,7 @@ import pluggy
 from ..capture.format import (
     AGENT_EXIT,
     AGENT_TO_CLIENT,
-    CHECKPOINT,
-    CLIENT_DECISION,
     CLIENT_TO_AGENT,
-    DISK_READ,
-    FILE_CHANGE,
-    MESSAGE_DROPPED,
-    SESSION_CLOSED,
     UNRECORDED,
     ChangeLine,
     CheckpointLine,
@@ -61,12 +55,6 @@ from ..capture.format import (
     DroppedLine,
     Unreadable,
     capture_values,
-    change_line,
-    checkpoint_line,
-    closed_session,
-    decided_line,
-    disk_read,
-    dropped_line,
     request_key,
 )
 from ..plugin.hooks import Hooks
@@ -76,7 +64,7 @@ from ..runtime.commands import command_line
 from ..timeline.timeline import Timeline
 from .negotiation import negotiated_version, provider_of
 from .projector import Projector
-from .routing import CREATING, OPENING, Router, remember_waiting
+from .routing import CLIENT_LINES, CREATING, OPENING, Router, remember_waiting
 
 if TYPE_CHECKING:
     from ..runtime.reducer import Change
@@ -88,17 +76,6 @@ _REPLAYING = ("session/load", "session/resume")
 RESOURCE_NOT_FOUND = -32002
 
 CaptureSource = str | os.PathLike[str] | Iterable[str] | Iterable[dict[str, Any]]
-
-
-#: The lines of the client's own events, and how each is read (None: not one).
-_CLIENT_LINES: dict[str, Callable[[dict[str, Any]], Any]] = {
-    DISK_READ: disk_read,
-    CHECKPOINT: checkpoint_line,
-    FILE_CHANGE: change_line,
-    SESSION_CLOSED: closed_session,
-    CLIENT_DECISION: decided_line,
-    MESSAGE_DROPPED: dropped_line,
-}
 
 
 def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, Any]]:
@@ -119,8 +96,8 @@ def _entries(source: CaptureSource, problems: list[str]) -> Iterable[dict[str, A
             size = entry.get("bytes")
             problems.append(f"line {number}: an event too large to record ({size} bytes)")
             continue
-        if isinstance(kind, str) and kind in _CLIENT_LINES:
-            if _CLIENT_LINES[kind](entry) is None:
+        if isinstance(kind, str) and kind in CLIENT_LINES:
+            if CLIENT_LINES[kind](entry) is None:
                 problems.append(f"line {number}: not a {kind} entry")
             else:
                 yield entry
@@ -250,15 +227,19 @@ class Traffic:
                 # that saw them): what the agent replays of it is not added twice.
                 self._replay_known = bool(self.projector.items)
 
+    def take_replay_end(self, key: Any) -> None:
+        """The request ``key`` was answered: if it replayed this session's history, the
+        replay is over (or failed), and what comes is live."""
+        if key == self._replaying:
+            self._replaying = None
+            self.projector.replaying = False
+
     def take_agent_answer(
         self, key: Any, method: str, params: Any, result: Any, error: Any, at: float
     ) -> None:
         """The agent's answer to a request of the client that was this session's."""
         projector = self.projector
-        if key == self._replaying:
-            # The replay of the session's history is over (or failed): what comes is live.
-            self._replaying = None
-            projector.replaying = False
+        self.take_replay_end(key)
         if method == "session/prompt":
             projector.prompt_answered(result, error, at)
         elif error is not None:

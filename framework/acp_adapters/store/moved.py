@@ -15,11 +15,12 @@ architecture test reads it, and docs/architecture.md says so.
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import Any
 
+from .._moved import take_moved
+
 #: Each old home (a module of the store), the module its names moved to, and those names.
-_MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
+_MOVED: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "acp_adapters.store": ("acp_adapters.history.rebuild", ("check_thread", "rebuild_items")),
     "acp_adapters.store.rebuild": (
         "acp_adapters.history.rebuild",
@@ -33,35 +34,19 @@ _MOVED: dict[str, tuple[str, tuple[str, ...]]] = {
         "acp_adapters.history.lost_turns",
         ("end_lost_turn", "lost_exit_entry"),
     ),
-    "acp_adapters.store.patches": (
-        "acp_adapters.history.turn_patches",
-        (
-            "FileTurn",
-            "MissingEvidence",
-            "RevertConflict",
-            "checkpointed_turn",
-            "plan_revert",
-            "revert_turn",
-            "thread_turn_files",
-            "turn_files",
-            "turn_patch",
-        ),
-    ),
+    # Every public name of the new home.
+    "acp_adapters.store.patches": ("acp_adapters.history.turn_patches", None),
 }
 
 
 def moved(module: str, name: str) -> Any:
-    """``name`` of the old home ``module``, from its new home, with a warning that names it.
+    """``name`` of the old home ``module``, from its new home, with a warning that names it
+    (the names of a home given as None: those of its ``__all__``).
 
     :raises AttributeError: ``module`` never had ``name`` (as a module's attribute lookup does).
     """
     home, names = _MOVED.get(module, ("", ()))
-    if name not in names:
-        raise AttributeError(f"module {module!r} has no attribute {name!r}")
-    warnings.warn(
-        f"{module}.{name} moved to {home}: import {name} from there ({module} keeps it for "
-        "one release only)",
-        DeprecationWarning,
-        stacklevel=3,  # the caller of the old module's ``__getattr__``
-    )
-    return getattr(importlib.import_module(home), name)
+    if names is None and not name.startswith("__"):
+        names = tuple(getattr(importlib.import_module(home), "__all__", ()))
+    # The caller of the old module's ``__getattr__``, four frames up from the warning.
+    return take_moved(module, name, home if name in (names or ()) else None, stacklevel=4)
