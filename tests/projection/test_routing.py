@@ -171,3 +171,62 @@ def test_a_new_sessions_answer_opens_the_reader_that_sent_it(pm: pluggy.PluginMa
     router.entry(to_agent({"id": 7, "method": "session/new", "params": {"cwd": "/w"}}))
     router.entry(to_client({"id": 7, "result": {"sessionId": "s7"}}))
     assert (first.session_id, second.session_id) == (None, "s7")
+
+
+_METHODS = [
+    "initialize",
+    "session/new",
+    "session/load",
+    "session/resume",
+    "session/fork",
+    "session/prompt",
+    "session/close",
+    "session/update",
+    "session/request_permission",
+    "fs/read_text_file",
+    "terminal/create",
+    "_ext",
+]
+_IDS = st.one_of(st.none(), st.integers(0, 5), st.sampled_from(["x", "r1"]), st.floats())
+_SESSIONS = st.sampled_from(["a", "b", "zzz", None, 5, ["a"]])
+
+
+@st.composite
+def _lines(draw: st.DrawFn) -> dict[str, Any]:
+    """Any line a hostile agent or capture could hold, shaped like traffic or not."""
+    kind = draw(st.sampled_from(["client->agent", "agent->client", "disk", "closed", "decided"]))
+    if kind in ("disk", "closed", "decided"):
+        return {"dir": kind, "t": 1.0, "sessionId": draw(_SESSIONS), "path": "/a/x"}
+    message: dict[str, Any] = {"jsonrpc": "2.0"}
+    if draw(st.booleans()):
+        message["id"] = draw(_IDS)
+    if draw(st.booleans()):
+        message["method"] = draw(st.sampled_from(_METHODS))
+        message["params"] = draw(
+            st.one_of(
+                st.none(),
+                st.fixed_dictionaries({"sessionId": _SESSIONS, "cwd": st.just("/a")}),
+            )
+        )
+    else:
+        message[draw(st.sampled_from(["result", "error"]))] = draw(
+            st.one_of(st.none(), st.fixed_dictionaries({"sessionId": _SESSIONS}))
+        )
+    return {"dir": kind, "t": 1.0, "msg": message}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_lines(), max_size=60))
+def test_no_traffic_makes_the_router_raise_or_route_to_two_sessions(
+    lines: list[dict[str, Any]],
+) -> None:
+    pm = get_plugin_manager(load_entrypoints=False, environ={})
+    a, b = reader(pm, "a"), reader(pm)
+    router = Router([a, b])
+    for line in lines:
+        for delivery in router.entry(line):
+            # One decision: a reader, or none and why.
+            assert (delivery.route.reader is None) == (delivery.route.unrouted is not None)
+            assert delivery.route.reader in (a, b, None)
+    assert len(router.client_requests) <= len(lines)
+    assert len(router.agent_requests) <= len(lines)
