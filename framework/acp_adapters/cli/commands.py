@@ -8,8 +8,8 @@ Each command lives in a module of its own, imported only when that command runs 
 own ``--help`` is asked): ``acp-adapters --help`` lists them from :data:`COMMANDS`
 without importing any, and ``acp-adapters providers`` loads no more than the plugins
 need. The modules: ``demo_command``, ``replay_command``, ``run_command``,
-``login_command``, ``providers_command``, ``registry``, ``sessions``, ``mcp_command``
-and ``worker_command``; what they share is in :mod:`.options`.
+``login_command``, ``providers_command``, ``registry``, ``sessions``, ``mcp_command``,
+``serve_command`` and ``worker_command``; what they share is in :mod:`.options`.
 """
 
 from __future__ import annotations
@@ -61,6 +61,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "Print the timeline of a capture (a recorded session, one JSON message a line).",
     ),
     "run": ("run_command", "run", "Send PROMPT to a live agent and print the timeline as it goes."),
+    "serve": (
+        "serve_command",
+        "serve",
+        "Show the threads of a store in the browser, live, on 127.0.0.1 (read-only).",
+    ),
     "sessions": (
         "sessions",
         "sessions",

@@ -1,0 +1,58 @@
+"""``acp-adapters serve``: a store's threads in the browser, read-only, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import anyio
+import click
+
+from ..errors import ListenError
+from ..store.open import default_store, open_store
+from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
+
+
+@click.command()
+@click.option(
+    "--store",
+    metavar="PATH_OR_URL",
+    default=None,
+    help="The store: a SQLite file or a postgresql:// URL (default: the one `run -s` uses).",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8765,
+    show_default=True,
+    help="The port on 127.0.0.1 (0: one the system picks).",
+)
+def serve(store: str | None, port: int) -> None:
+    """Show the threads of a store in the browser, live, on 127.0.0.1 (read-only)."""
+    try:
+        from ..viewer import create_app, serve_app
+    except ImportError as error:
+        raise Failure(
+            f"the viewer's web server is not installed ({error}): "
+            "pip install 'acp-adapters[serve]'",
+            EXIT_USAGE,
+        ) from None
+
+    def listening(url: str) -> None:
+        click.echo(f"Serving the threads at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
+
+    async def run() -> None:
+        from ..store.base import StoreNotFound
+        from .sessions import missing_store
+
+        try:
+            # The viewer only reads: it makes no store (a typo must not serve an empty one).
+            found = await open_store(store if store is not None else default_store(), create=False)
+        except StoreNotFound as error:
+            raise missing_store(error, store, None) from None
+        async with found as opened:
+            try:
+                await serve_app(create_app(opened), port=port, on_listening=listening)
+            except ListenError as error:
+                raise Failure(
+                    f"{error}: stop what holds it, or pass another --port", EXIT_LISTEN
+                ) from None
+
+    anyio.run(run)

@@ -1,0 +1,367 @@
+"""``acp-adapters serve`` as a browser meets it, over real HTTP: the thread list, a thread's
+snapshot (the wire snapshot of its stored items), an item in full, live deltas over
+server-sent events to several followers at once, the Host and Origin checks, the
+Content-Security-Policy, hostile text served only as JSON data, and a missing store."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("uvicorn")
+
+import acp_adapters
+from acp_adapters.store.base import Commit, Turn
+from acp_adapters.store.open import open_store
+from acp_adapters.viewer.guard import CONTENT_SECURITY_POLICY
+from acp_adapters.wire import apply_deltas, wire_snapshot
+
+ROOT = Path(__file__).resolve().parents[2]
+FAKE = ROOT / "tests" / "agents" / "fake_agent.py"
+ASSETS = ROOT / "framework" / "acp_adapters" / "viewer" / "assets"
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(2)>',
+    "javascript:alert(3)",
+]
+
+
+def _edit_turn(path: Path, workspace: Path, prompt: str) -> None:
+    async def turn() -> None:
+        async with acp_adapters.connect(
+            command=[sys.executable, str(FAKE), "edit", str(workspace)],
+            cwd=workspace,
+            policy="full-access",
+            store=path,
+            thread="t",
+        ) as session:
+            await session.prompt(prompt)
+
+    anyio.run(turn)
+
+
+@pytest.fixture
+def db(workspace: Path, tmp_path: Path) -> Path:
+    """A store with one thread, "t": a turn of the fake agent that edits two files."""
+    path = tmp_path / "store.db"
+    _edit_turn(path, workspace, "edit")
+    return path
+
+
+def _stored(path: Path, name: str = "t") -> tuple[str, list[dict[str, Any]]]:
+    async def read() -> tuple[str, list[dict[str, Any]]]:
+        async with await open_store(path, create=False) as store:
+            thread = await store.thread_named(name)
+            assert thread is not None
+            return thread.id, await store.items(thread.id)
+
+    return anyio.run(read)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _command(store: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "acp_adapters", "serve", "--store", str(store), *args]
+
+
+@contextmanager
+def _served(store: Path) -> Iterator[int]:
+    port = _free_port()
+    process = subprocess.Popen(
+        _command(store, "--port", str(port)),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, f"the server exited with {process.returncode}"
+            assert time.monotonic() < deadline, "the server did not listen"
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _get(
+    port: int, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, http.client.HTTPMessage, bytes]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path, headers=headers or {})
+        answer = connection.getresponse()
+        return answer.status, answer.headers, answer.read()
+    finally:
+        connection.close()
+
+
+def _json(port: int, path: str) -> Any:
+    status, headers, body = _get(port, path)
+    assert status == 200, body
+    assert headers["content-type"].startswith("application/json")
+    return json.loads(body)
+
+
+class _Events:
+    """A follower of a thread's event stream, as a browser's EventSource reads it."""
+
+    def __init__(self, port: int, thread_id: str) -> None:
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        self.connection.request("GET", f"/api/threads/{thread_id}/events")
+        self.answer = self.connection.getresponse()
+        assert self.answer.status == 200
+        assert self.answer.headers["content-type"].startswith("text/event-stream")
+
+    def next(self) -> tuple[str, Any]:
+        """The next event's name and data (keep-alive comments skipped)."""
+        name, data = "message", None
+        while True:
+            raw = self.answer.readline()
+            if not raw:
+                raise AssertionError("the stream ended")
+            line = raw.decode().rstrip("\n")
+            if line.startswith(":"):
+                continue
+            if line.startswith("event: "):
+                name = line[len("event: ") :]
+            elif line.startswith("data: "):
+                data = json.loads(line[len("data: ") :])
+            elif line == "" and data is not None:
+                return name, data
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def test_the_list_a_thread_its_snapshot_and_an_item_in_full(db: Path) -> None:
+    thread_id, items = _stored(db)
+    with _served(db) as port:
+        (row,) = _json(port, "/api/threads")["threads"]
+        assert row["id"] == thread_id
+        assert (row["name"], row["turns"], row["status"]) == ("t", 1, "completed")
+        assert {"provider", "title", "updated_at"} <= row.keys()
+        assert _json(port, "/api/threads/t") == row
+        assert _json(port, f"/api/threads/{thread_id}") == row
+        snapshot = _json(port, f"/api/threads/{thread_id}/snapshot")
+        assert snapshot == wire_snapshot(items)
+        change = next(i for i in items if i["kind"] == "file_change" and i.get("diff_str"))
+        assert "diff_str" not in next(i for i in snapshot["items"] if i["id"] == change["id"])
+        whole = _json(port, f"/api/threads/{thread_id}/items/{change['id']}")["item"]
+        assert whole["diff_str"] == change["diff_str"]
+        status, _, body = _get(port, "/api/threads/nobody/snapshot")
+        assert status == 404
+        assert "nobody" in json.loads(body)["error"]
+        status, _, _ = _get(port, f"/api/threads/{thread_id}/items/nothing")
+        assert status == 404
+
+
+def test_the_pages_and_their_assets_come_from_the_app_with_a_strict_policy(db: Path) -> None:
+    thread_id, _ = _stored(db)
+    with _served(db) as port:
+        for path, kind in [
+            ("/", "text/html"),
+            (f"/threads/{thread_id}", "text/html"),
+            ("/assets/viewer.js", "text/javascript"),
+            ("/assets/viewer.css", "text/css"),
+            ("/api/threads", "application/json"),
+        ]:
+            status, headers, body = _get(port, path)
+            assert status == 200, path
+            assert headers["content-type"].startswith(kind)
+            assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+            assert headers["x-content-type-options"] == "nosniff"
+            if kind == "text/html":
+                assert b'<script src="/assets/viewer.js" defer></script>' in body
+                assert b"http" not in body.replace(b"http-equiv", b"")  # nothing from elsewhere
+        assert "script-src 'self'" in CONTENT_SECURITY_POLICY
+        assert "'unsafe-inline'" not in CONTENT_SECURITY_POLICY
+        assert _get(port, "/assets/../app.py")[0] == 404
+        assert _get(port, "/assets/app.py")[0] == 404
+
+
+def test_host_and_origin_are_checked(db: Path) -> None:
+    with _served(db) as port:
+        assert _get(port, "/api/threads", {"Host": "evil.example"})[0] == 421
+        assert _get(port, "/", {"Host": f"evil.example:{port}"})[0] == 421
+        assert _get(port, "/api/threads", {"Host": f"localhost:{port}"})[0] == 200
+        for origin in ["http://evil.example", f"http://localhost:{port + 1}", "null"]:
+            status, headers, _ = _get(port, "/api/threads", {"Origin": origin})
+            assert status == 403, origin
+            assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+        own = {"Origin": f"http://127.0.0.1:{port}"}
+        assert _get(port, "/api/threads", own)[0] == 200
+
+
+def test_followers_are_sent_the_snapshot_then_the_deltas_of_what_is_committed(
+    db: Path, workspace: Path
+) -> None:
+    thread_id, items = _stored(db)
+    with _served(db) as port:
+        followers = [_Events(port, thread_id), _Events(port, thread_id)]
+        try:
+            views = []
+            for follower in followers:
+                name, snapshot = follower.next()
+                assert name == "snapshot"
+                assert snapshot == wire_snapshot(items)
+                views.append(snapshot)
+            _edit_turn(db, workspace, "say again <b>bold</b>")
+            _, after = _stored(db)
+            wanted = wire_snapshot(after)
+            assert wanted != views[0]
+            for index, follower in enumerate(followers):
+                deltas = []
+                while apply_deltas(views[index], deltas) != wanted:
+                    name, delta = follower.next()
+                    assert name == "delta"
+                    deltas.append(delta)
+                added = [d["add"] for d in deltas if "add" in d]
+                assert any(
+                    a["kind"] == "user_message" and "say again <b>bold</b>" in a.get("text", "")
+                    for a in added
+                )
+        finally:
+            for follower in followers:
+                follower.close()
+
+
+def _hostile_store(path: Path) -> str:
+    async def fill() -> str:
+        async with await open_store(path) as store:
+            thread = await store.create_thread(
+                provider=HOSTILE[0], cwd="/work/" + HOSTILE[1], name="h", title=HOSTILE[0]
+            )
+            patch = (
+                f"--- {HOSTILE[1]}\n+++ {HOSTILE[1]}\n@@ -1,1 +1,1 @@\n"
+                f"-{HOSTILE[2]}\n+{HOSTILE[0]}\n"
+            )
+            await store.commit(
+                thread.id,
+                Commit(
+                    items=[
+                        {"id": "u", "ordinal": 1, "kind": "user_message", "text": HOSTILE[0]},
+                        {
+                            "id": "a",
+                            "ordinal": 2,
+                            "kind": "assistant_message",
+                            "text": " ".join(HOSTILE),
+                        },
+                        {
+                            "id": "f",
+                            "ordinal": 3,
+                            "kind": "file_change",
+                            "title": HOSTILE[2],
+                            "paths": [HOSTILE[1]],
+                            "operations": {HOSTILE[1]: "modify"},
+                            "diff_str": patch,
+                            "additions": 1,
+                            "deletions": 1,
+                        },
+                    ],
+                    turns=[Turn(thread.id, 1, status="completed")],
+                ),
+            )
+            return thread.id
+
+    return anyio.run(fill)
+
+
+def test_a_hostile_thread_is_served_only_as_json_data(tmp_path: Path) -> None:
+    path = tmp_path / "hostile.db"
+    thread_id = _hostile_store(path)
+    with _served(path) as port:
+        for page in ["/", f"/threads/{thread_id}", "/threads/h"]:
+            status, headers, body = _get(port, page)
+            assert status == 200
+            assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+            for text in HOSTILE:  # the pages hold no text of a thread
+                assert text.encode() not in body
+                assert b"alert(" not in body
+        (row,) = _json(port, "/api/threads")["threads"]
+        assert (row["title"], row["provider"]) == (HOSTILE[0], HOSTILE[0])
+        snapshot = _json(port, f"/api/threads/{thread_id}/snapshot")
+        texts = [i.get("text") for i in snapshot["items"]]
+        assert texts[:2] == [HOSTILE[0], " ".join(HOSTILE)]
+        assert snapshot["items"][2]["paths"] == [HOSTILE[1]]
+        whole = _json(port, f"/api/threads/{thread_id}/items/f")["item"]
+        assert HOSTILE[0] in whole["diff_str"]
+        # What the thread is named by in a URL is not taken as a path or markup either.
+        status, headers, body = _get(port, "/api/threads/%3Cscript%3E/snapshot")
+        assert status == 404
+        assert headers["content-type"].startswith("application/json")
+
+
+def test_the_page_puts_text_in_as_text_only() -> None:
+    script = (ASSETS / "viewer.js").read_text()
+    for sink in ["innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("]:
+        assert sink not in script, sink
+    assert "textContent" in script
+    for page in ["index.html", "thread.html"]:
+        html = (ASSETS / page).read_text()
+        assert "<script>" not in html  # no inline script: the policy would refuse it anyway
+        assert not re.search(r"\son[a-z]+=", html)  # no inline handler
+        assert "style=" not in html
+
+
+def test_a_missing_store_is_an_error_and_none_is_made(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    done = subprocess.run(
+        _command(missing, "--port", "0"),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"no store at {missing}" in done.stderr
+    assert not missing.exists()
+
+
+def test_a_port_that_is_taken_is_one_line_and_exit_11(db: Path) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen(1)
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            _command(db, "--port", str(port)),
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 11
+    assert done.stderr.splitlines() == [
+        f"Error: cannot listen on 127.0.0.1:{port}: Address already in use: stop what holds "
+        "it, or pass another --port"
+    ]
