@@ -45,7 +45,7 @@ def test_every_hook_is_documented_and_tested() -> None:
     from acp_adapters.plugin import hookspecs
 
     hooks_doc = (DOCS / "plugins" / "hooks.md").read_text(encoding="utf-8")
-    tests = (Path(__file__).parent / "plugins" / "test_hooks.py").read_text(encoding="utf-8")
+    tests = (Path(__file__).parent / "plugin" / "test_hooks.py").read_text(encoding="utf-8")
     names = [n for n, f in vars(hookspecs).items() if hasattr(f, "acp_adapters_spec")]
     assert len(names) >= 7
     for name in names:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import pluggy
 
 from diff_helpers import apply_patch
-from test_true_patches import (
+
+from .test_true_patches import (
     OLD,
     PATH,
     completed,

@@ -13,7 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from acp_adapters.runtime.folders import resolved_path
-from test_paths import RELATIVE
+
+from .test_folders import RELATIVE
 
 MARKED = st.builds(lambda rest: "<workspace>/" + rest, RELATIVE)
 

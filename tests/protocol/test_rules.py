@@ -11,7 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from acp_adapters.protocol import parse_notification, v1, v2
 
-CAPTURES = Path(__file__).parent / "data" / "captures"
+CAPTURES = Path(__file__).parents[1] / "data" / "captures"
 
 
 def _update(version: int, update: dict[str, Any]) -> Any:

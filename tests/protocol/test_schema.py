@@ -14,7 +14,7 @@ from pydantic import Tag
 from acp_adapters.protocol import _base, v1, v2
 from acp_adapters.protocol._fields import DefaultOnError, SkipInvalidItems
 
-SPEC = Path(__file__).parent.parent / "spec" / "acp"
+SPEC = Path(__file__).parents[2] / "spec" / "acp"
 MODULES = {"v1": v1, "v2": v2}
 
 
