@@ -10,106 +10,20 @@ import json
 import re
 import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
-import acp_adapters
-from acp_adapters.store.base import Commit, Turn
-from acp_adapters.store.open import open_store
 from acp_adapters.viewer.guard import CONTENT_SECURITY_POLICY
 from acp_adapters.wire import apply_deltas, wire_snapshot
 
-ROOT = Path(__file__).resolve().parents[2]
-FAKE = ROOT / "tests" / "agents" / "fake_agent.py"
+from .serving import HOSTILE, ROOT, command, edit_turn, hostile_store, served, stored
+
 ASSETS = ROOT / "framework" / "acp_adapters" / "viewer" / "assets"
-
-HOSTILE = [
-    "<script>alert(1)</script>",
-    '"><img src=x onerror=alert(2)>',
-    "javascript:alert(3)",
-]
-
-
-def _edit_turn(path: Path, workspace: Path, prompt: str) -> None:
-    async def turn() -> None:
-        async with acp_adapters.connect(
-            command=[sys.executable, str(FAKE), "edit", str(workspace)],
-            cwd=workspace,
-            policy="full-access",
-            store=path,
-            thread="t",
-        ) as session:
-            await session.prompt(prompt)
-
-    anyio.run(turn)
-
-
-@pytest.fixture
-def db(workspace: Path, tmp_path: Path) -> Path:
-    """A store with one thread, "t": a turn of the fake agent that edits two files."""
-    path = tmp_path / "store.db"
-    _edit_turn(path, workspace, "edit")
-    return path
-
-
-def _stored(path: Path, name: str = "t") -> tuple[str, list[dict[str, Any]]]:
-    async def read() -> tuple[str, list[dict[str, Any]]]:
-        async with await open_store(path, create=False) as store:
-            thread = await store.thread_named(name)
-            assert thread is not None
-            return thread.id, await store.items(thread.id)
-
-    return anyio.run(read)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _command(store: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "acp_adapters", "serve", "--store", str(store), *args]
-
-
-@contextmanager
-def _served(store: Path) -> Iterator[int]:
-    port = _free_port()
-    process = subprocess.Popen(
-        _command(store, "--port", str(port)),
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, f"the server exited with {process.returncode}"
-            assert time.monotonic() < deadline, "the server did not listen"
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        yield port
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
 
 
 def _get(
@@ -163,8 +77,8 @@ class _Events:
 
 
 def test_the_list_a_thread_its_snapshot_and_an_item_in_full(db: Path) -> None:
-    thread_id, items = _stored(db)
-    with _served(db) as port:
+    thread_id, items = stored(db)
+    with served(db) as port:
         (row,) = _json(port, "/api/threads")["threads"]
         assert row["id"] == thread_id
         assert (row["name"], row["turns"], row["status"]) == ("t", 1, "completed")
@@ -185,8 +99,8 @@ def test_the_list_a_thread_its_snapshot_and_an_item_in_full(db: Path) -> None:
 
 
 def test_the_pages_and_their_assets_come_from_the_app_with_a_strict_policy(db: Path) -> None:
-    thread_id, _ = _stored(db)
-    with _served(db) as port:
+    thread_id, _ = stored(db)
+    with served(db) as port:
         for path, kind in [
             ("/", "text/html"),
             (f"/threads/{thread_id}", "text/html"),
@@ -209,7 +123,7 @@ def test_the_pages_and_their_assets_come_from_the_app_with_a_strict_policy(db: P
 
 
 def test_host_and_origin_are_checked(db: Path) -> None:
-    with _served(db) as port:
+    with served(db) as port:
         assert _get(port, "/api/threads", {"Host": "evil.example"})[0] == 421
         assert _get(port, "/", {"Host": f"evil.example:{port}"})[0] == 421
         assert _get(port, "/api/threads", {"Host": f"localhost:{port}"})[0] == 200
@@ -224,8 +138,8 @@ def test_host_and_origin_are_checked(db: Path) -> None:
 def test_followers_are_sent_the_snapshot_then_the_deltas_of_what_is_committed(
     db: Path, workspace: Path
 ) -> None:
-    thread_id, items = _stored(db)
-    with _served(db) as port:
+    thread_id, items = stored(db)
+    with served(db) as port:
         followers = [_Events(port, thread_id), _Events(port, thread_id)]
         try:
             views = []
@@ -234,8 +148,8 @@ def test_followers_are_sent_the_snapshot_then_the_deltas_of_what_is_committed(
                 assert name == "snapshot"
                 assert snapshot == wire_snapshot(items)
                 views.append(snapshot)
-            _edit_turn(db, workspace, "say again <b>bold</b>")
-            _, after = _stored(db)
+            edit_turn(db, workspace, "say again <b>bold</b>")
+            _, after = stored(db)
             wanted = wire_snapshot(after)
             assert wanted != views[0]
             for index, follower in enumerate(followers):
@@ -254,58 +168,17 @@ def test_followers_are_sent_the_snapshot_then_the_deltas_of_what_is_committed(
                 follower.close()
 
 
-def _hostile_store(path: Path) -> str:
-    async def fill() -> str:
-        async with await open_store(path) as store:
-            thread = await store.create_thread(
-                provider=HOSTILE[0], cwd="/work/" + HOSTILE[1], name="h", title=HOSTILE[0]
-            )
-            patch = (
-                f"--- {HOSTILE[1]}\n+++ {HOSTILE[1]}\n@@ -1,1 +1,1 @@\n"
-                f"-{HOSTILE[2]}\n+{HOSTILE[0]}\n"
-            )
-            await store.commit(
-                thread.id,
-                Commit(
-                    items=[
-                        {"id": "u", "ordinal": 1, "kind": "user_message", "text": HOSTILE[0]},
-                        {
-                            "id": "a",
-                            "ordinal": 2,
-                            "kind": "assistant_message",
-                            "text": " ".join(HOSTILE),
-                        },
-                        {
-                            "id": "f",
-                            "ordinal": 3,
-                            "kind": "file_change",
-                            "title": HOSTILE[2],
-                            "paths": [HOSTILE[1]],
-                            "operations": {HOSTILE[1]: "modify"},
-                            "diff_str": patch,
-                            "additions": 1,
-                            "deletions": 1,
-                        },
-                    ],
-                    turns=[Turn(thread.id, 1, status="completed")],
-                ),
-            )
-            return thread.id
-
-    return anyio.run(fill)
-
-
 def test_a_hostile_thread_is_served_only_as_json_data(tmp_path: Path) -> None:
     path = tmp_path / "hostile.db"
-    thread_id = _hostile_store(path)
-    with _served(path) as port:
+    thread_id = hostile_store(path)
+    with served(path) as port:
         for page in ["/", f"/threads/{thread_id}", "/threads/h"]:
             status, headers, body = _get(port, page)
             assert status == 200
             assert headers["content-security-policy"] == CONTENT_SECURITY_POLICY
             for text in HOSTILE:  # the pages hold no text of a thread
                 assert text.encode() not in body
-                assert b"alert(" not in body
+                assert b"pwned" not in body
         (row,) = _json(port, "/api/threads")["threads"]
         assert (row["title"], row["provider"]) == (HOSTILE[0], HOSTILE[0])
         snapshot = _json(port, f"/api/threads/{thread_id}/snapshot")
@@ -314,6 +187,12 @@ def test_a_hostile_thread_is_served_only_as_json_data(tmp_path: Path) -> None:
         assert snapshot["items"][2]["paths"] == [HOSTILE[1]]
         whole = _json(port, f"/api/threads/{thread_id}/items/f")["item"]
         assert HOSTILE[0] in whole["diff_str"]
+        # Its items were kept without a log: a follower is sent them as they are stored.
+        follower = _Events(port, thread_id)
+        try:
+            assert follower.next() == ("snapshot", snapshot)
+        finally:
+            follower.close()
         # What the thread is named by in a URL is not taken as a path or markup either.
         status, headers, body = _get(port, "/api/threads/%3Cscript%3E/snapshot")
         assert status == 404
@@ -335,7 +214,7 @@ def test_the_page_puts_text_in_as_text_only() -> None:
 def test_a_missing_store_is_an_error_and_none_is_made(tmp_path: Path) -> None:
     missing = tmp_path / "typo.db"
     done = subprocess.run(
-        _command(missing, "--port", "0"),
+        command(missing, "--port", "0"),
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -353,7 +232,7 @@ def test_a_port_that_is_taken_is_one_line_and_exit_11(db: Path) -> None:
         holder.listen(1)
         port = holder.getsockname()[1]
         done = subprocess.run(
-            _command(db, "--port", str(port)),
+            command(db, "--port", str(port)),
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             capture_output=True,

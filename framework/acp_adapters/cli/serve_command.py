@@ -27,7 +27,7 @@ from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
 def serve(store: str | None, port: int) -> None:
     """Show the threads of a store in the browser, live, on 127.0.0.1 (read-only)."""
     try:
-        from ..viewer import create_app, serve_app
+        from ..viewer import Stopping, create_app, serve_app
     except ImportError as error:
         raise Failure(
             f"the viewer's web server is not installed ({error}): "
@@ -49,7 +49,13 @@ def serve(store: str | None, port: int) -> None:
             raise missing_store(error, store, None) from None
         async with found as opened:
             try:
-                await serve_app(create_app(opened), port=port, on_listening=listening)
+                stopping = Stopping()
+                await serve_app(
+                    create_app(opened, stopping=stopping),
+                    port=port,
+                    on_listening=listening,
+                    stopping=stopping,
+                )
             except ListenError as error:
                 raise Failure(
                     f"{error}: stop what holds it, or pass another --port", EXIT_LISTEN

@@ -7,7 +7,7 @@ Needs Starlette and uvicorn: ``pip install 'acp-adapters[serve]'``.
 
 from __future__ import annotations
 
-from .app import create_app
+from .app import Stopping, create_app
 from .listening import serve_app
 
-__all__ = ["create_app", "serve_app"]
+__all__ = ["Stopping", "create_app", "serve_app"]

@@ -51,6 +51,20 @@ ASSETS = {
 #: Seconds between two keep-alive comments of an event stream with nothing to send.
 KEEP_ALIVE_SECONDS = 15.0
 
+#: How often an event stream with nothing to send looks whether the server stops (seconds).
+LOOK_SECONDS = 0.5
+
+
+class Stopping:
+    """Set when the server stops (from its signal handler: a flag, nothing more): each event
+    stream then ends within :data:`LOOK_SECONDS`, so that the server stops at once."""
+
+    def __init__(self) -> None:
+        self.is_set = False
+
+    def set(self) -> None:
+        self.is_set = True
+
 
 def _json(value: Any, status_code: int = 200) -> Response:
     return Response(
@@ -105,8 +119,12 @@ def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {dumps(data)}\n\n".encode()
 
 
-def create_app(store: Store, *, pm: pluggy.PluginManager | None = None) -> Starlette:
-    """The viewer of ``store`` (open; the caller closes it, after the app's lifespan)."""
+def create_app(
+    store: Store, *, pm: pluggy.PluginManager | None = None, stopping: Stopping | None = None
+) -> Starlette:
+    """The viewer of ``store`` (open; the caller closes it, after the app's lifespan); its event
+    streams end once ``stopping`` is set (:func:`~.listening.serve_app` sets it)."""
+    stopping = stopping if stopping is not None else Stopping()
     feeds: list[Feeds] = []
 
     @contextlib.asynccontextmanager
@@ -131,6 +149,9 @@ def create_app(store: Store, *, pm: pluggy.PluginManager | None = None) -> Starl
 
     def no_thread(request: Request) -> Response:
         return _error(404, f"no thread has the id or name {request.path_params['thread']!r}")
+
+    async def no_icon(request: Request) -> Response:
+        return Response(status_code=204)
 
     async def list_page(request: Request) -> Response:
         return Response(_asset("index.html"), media_type="text/html; charset=utf-8")
@@ -183,15 +204,23 @@ def create_app(store: Store, *, pm: pluggy.PluginManager | None = None) -> Starl
         async def stream() -> AsyncIterator[bytes]:
             async with following.follow(found.id) as (first, deltas):
                 yield _sse("snapshot", first)
-                while True:
+                quiet = 0.0
+                while not stopping.is_set:
                     # No yield inside the timeout's scope: it would span the consumer's code.
                     sent: dict[str, Any] | None = None
-                    with anyio.move_on_after(KEEP_ALIVE_SECONDS):
+                    with anyio.move_on_after(LOOK_SECONDS):
                         try:
                             sent = await deltas.receive()
                         except anyio.EndOfStream:
                             return
-                    yield b": keep-alive\n\n" if sent is None else _sse("delta", sent)
+                    if sent is not None:
+                        quiet = 0.0
+                        yield _sse("delta", sent)
+                        continue
+                    quiet += LOOK_SECONDS
+                    if quiet >= KEEP_ALIVE_SECONDS:
+                        quiet = 0.0
+                        yield b": keep-alive\n\n"
 
         return StreamingResponse(
             stream(),
@@ -202,6 +231,7 @@ def create_app(store: Store, *, pm: pluggy.PluginManager | None = None) -> Starl
     return Starlette(
         routes=[
             Route("/", list_page),
+            Route("/favicon.ico", no_icon),
             Route("/threads/{thread}", thread_page),
             Route("/assets/{name}", asset),
             Route("/api/threads", threads),

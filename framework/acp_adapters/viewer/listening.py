@@ -6,22 +6,42 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable
+from types import FrameType
 
+import uvicorn
 from starlette.types import ASGIApp
 
 from ..errors import ListenError
+from .app import Stopping
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, which also tells the app's event streams to end when it stops (else
+    it would wait for each browser that follows a thread, then cancel it)."""
+
+    def __init__(self, config: uvicorn.Config, stopping: Stopping | None) -> None:
+        super().__init__(config)
+        self.stopping = stopping
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if self.stopping is not None:
+            self.stopping.set()
+        super().handle_exit(sig, frame)
 
 
 async def serve_app(
-    app: ASGIApp, *, port: int = 8765, on_listening: Callable[[str], None] | None = None
+    app: ASGIApp,
+    *,
+    port: int = 8765,
+    on_listening: Callable[[str], None] | None = None,
+    stopping: Stopping | None = None,
 ) -> None:
     """Serve ``app`` at ``http://127.0.0.1:port/`` (port 0: one the system picks) until
-    cancelled, ``on_listening`` called with the URL once it listens.
+    SIGINT or SIGTERM, ``on_listening`` called with the URL once it listens, ``stopping``
+    (the one the app was made with) set as soon as a signal asks the server to stop.
 
     :raises ListenError: the port cannot be listened on (taken, or not allowed).
     """
-    import uvicorn
-
     listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -38,9 +58,9 @@ async def serve_app(
             log_level="warning",
             access_log=False,
             lifespan="on",
-            # A browser that leaves a live thread is let go at once.
-            timeout_graceful_shutdown=1,
+            # The event streams end within a second (stopping): this is a bound, no more.
+            timeout_graceful_shutdown=5,
         )
         if on_listening is not None:
             on_listening(f"http://127.0.0.1:{listening.getsockname()[1]}/")
-        await uvicorn.Server(config).serve(sockets=[listening])
+        await _Server(config, stopping).serve(sockets=[listening])

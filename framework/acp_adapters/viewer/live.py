@@ -83,6 +83,9 @@ class Feeds:
         with feed.scope:
             try:
                 thread = await self._store.thread(thread_id)
+                # From the stored items (a thread kept without its log, e.g. imported, is
+                # still drawn), then each version the log makes, sent once caught up.
+                feed.follower = WireFollower(await self._store.items(thread_id))
                 traffic = thread_reader(thread, self._pm)
                 changed: list[dict[str, Any]] = []
                 traffic.projector.on_item.subscribe(
