@@ -133,3 +133,32 @@ def hostile_store(path: Path) -> str:
             return thread.id
 
     return anyio.run(fill)
+
+
+@contextmanager
+def served_with_prompts(store: Path) -> Iterator[tuple[int, str]]:
+    """``acp-adapters serve --allow-prompts`` on ``store``: its port and the token it printed."""
+    port = free_port()
+    process = subprocess.Popen(
+        command(store, "--port", str(port), "--allow-prompts"),
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    try:
+        lines = [process.stderr.readline(), process.stderr.readline()]
+        assert lines[0].startswith(f"Serving the threads at http://127.0.0.1:{port}/"), lines
+        said = "Prompts are allowed with this run's token: "
+        assert lines[1].startswith(said), lines
+        yield port, lines[1][len(said) :].strip()
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        process.stderr.close()

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("starlette")
@@ -22,7 +23,7 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .serving import edit_turn, hostile_store, served, stored
+from .serving import edit_turn, hostile_store, served, served_with_prompts, stored
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -102,3 +103,32 @@ def test_a_hostile_thread_runs_no_script(tmp_path: Path, browser: Any) -> None:
         assert len(browser.find_elements(By.TAG_NAME, "script")) == 1
         assert "<script>" in " ".join(_texts(browser, ".user_message .text"))
         assert browser.title.startswith("acp-adapters: <script>")
+
+
+def test_the_page_queues_a_prompt_with_the_token_only_when_allowed(db: Path, browser: Any) -> None:
+    from acp_adapters.store.open import open_store
+
+    with served(db) as port:
+        browser.get(f"http://127.0.0.1:{port}/threads/t")
+        _until(browser, lambda d: "live" in d.find_element(By.ID, "status").text)
+        assert not browser.find_element(By.ID, "prompt").is_displayed()
+    with served_with_prompts(db) as (port, token):
+        browser.get(f"http://127.0.0.1:{port}/threads/t")
+        form = _until(browser, lambda d: d.find_element(By.ID, "prompt").is_displayed() and d)
+        form.find_element(By.ID, "prompt-text").send_keys("from the browser")
+        form.find_element(By.ID, "prompt-token").send_keys("wrong")
+        form.find_element(By.CSS_SELECTOR, "#prompt button").click()
+        _until(browser, lambda d: "token" in d.find_element(By.ID, "prompt-status").text)
+        field = browser.find_element(By.ID, "prompt-token")
+        field.clear()
+        field.send_keys(token)
+        browser.find_element(By.CSS_SELECTOR, "#prompt button").click()
+        _until(browser, lambda d: "queued" in d.find_element(By.ID, "prompt-status").text)
+
+    async def queued() -> list[Any]:
+        async with await open_store(db, create=False) as store:
+            thread = await store.thread_named("t")
+            assert thread is not None
+            return [p.prompt for p in await store.queued_prompts(thread.id)]
+
+    assert anyio.run(queued) == [[{"type": "text", "text": "from the browser"}]]

@@ -13,15 +13,26 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("starlette")
 pytest.importorskip("uvicorn")
 
+from acp_adapters.store.open import open_store
 from acp_adapters.viewer.guard import CONTENT_SECURITY_POLICY
 from acp_adapters.wire import apply_deltas, wire_snapshot
 
-from .serving import HOSTILE, ROOT, command, edit_turn, hostile_store, served, stored
+from .serving import (
+    HOSTILE,
+    ROOT,
+    command,
+    edit_turn,
+    hostile_store,
+    served,
+    served_with_prompts,
+    stored,
+)
 
 ASSETS = ROOT / "framework" / "acp_adapters" / "viewer" / "assets"
 
@@ -244,3 +255,63 @@ def test_a_port_that_is_taken_is_one_line_and_exit_11(db: Path) -> None:
         f"Error: cannot listen on 127.0.0.1:{port}: Address already in use: stop what holds "
         "it, or pass another --port"
     ]
+
+
+def _post(port: int, path: str, body: bytes, headers: dict[str, str]) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        answer = connection.getresponse()
+        body = answer.read()
+        if answer.headers["content-type"].startswith("application/json"):
+            return answer.status, json.loads(body)
+        return answer.status, body.decode()
+    finally:
+        connection.close()
+
+
+def _queued(path: Path, thread_id: str) -> list[Any]:
+    async def read() -> list[Any]:
+        async with await open_store(path, create=False) as store:
+            return [p.prompt for p in await store.queued_prompts(thread_id)]
+
+    return anyio.run(read)
+
+
+def test_a_read_only_viewer_queues_no_prompt(db: Path) -> None:
+    thread_id, _ = stored(db)
+    with served(db) as port:
+        assert _json(port, "/api/settings") == {"prompts": False}
+        status, body = _post(
+            port,
+            f"/api/threads/{thread_id}/prompts",
+            b'{"text": "hi"}',
+            {"content-type": "application/json", "authorization": "Bearer x"},
+        )
+        assert status == 403
+        assert "--allow-prompts" in body["error"]
+    assert _queued(db, thread_id) == []
+
+
+def test_with_allow_prompts_the_token_queues_a_prompt(db: Path) -> None:
+    thread_id, _ = stored(db)
+    path = f"/api/threads/{thread_id}/prompts"
+    with served_with_prompts(db) as (port, token):
+        assert len(token) >= 24
+        assert _json(port, "/api/settings") == {"prompts": True}
+        good = {"content-type": "application/json", "authorization": f"Bearer {token}"}
+        for headers, status in [
+            ({"content-type": "application/json"}, 401),
+            ({**good, "authorization": "Bearer " + token[:-1]}, 401),
+            ({**good, "content-type": "text/plain"}, 415),
+            ({**good, "origin": "http://evil.example"}, 403),
+        ]:
+            assert _post(port, path, b'{"text": "no"}', headers)[0] == status, headers
+        assert _post(port, path, b'{"text": ""}', good)[0] == 400
+        assert _post(port, "/api/threads/nobody/prompts", b'{"text": "x"}', good)[0] == 404
+        status, body = _post(port, path, b'{"text": "queued from the page"}', good)
+        assert status == 202
+        assert body["state"] == "queued"
+    assert _queued(db, thread_id) == [[{"type": "text", "text": "queued from the page"}]]
+    with served_with_prompts(db) as (_, again):
+        assert again != token  # a token is good for one run

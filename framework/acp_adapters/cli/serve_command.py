@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+
 import anyio
 import click
 
@@ -24,8 +26,14 @@ from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
     show_default=True,
     help="The port on 127.0.0.1 (0: one the system picks).",
 )
-def serve(store: str | None, port: int) -> None:
+@click.option(
+    "--allow-prompts",
+    is_flag=True,
+    help="Let the page queue a prompt to a thread, behind a token printed here (new each run).",
+)
+def serve(store: str | None, port: int, allow_prompts: bool) -> None:
     """Show the threads of a store in the browser, live, on 127.0.0.1 (read-only)."""
+    token = secrets.token_urlsafe(24) if allow_prompts else None
     try:
         from ..viewer import Stopping, create_app, serve_app
     except ImportError as error:
@@ -37,6 +45,8 @@ def serve(store: str | None, port: int) -> None:
 
     def listening(url: str) -> None:
         click.echo(f"Serving the threads at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
+        if token is not None:
+            click.echo(f"Prompts are allowed with this run's token: {token}", err=True)
 
     async def run() -> None:
         from ..store.base import StoreNotFound
@@ -51,7 +61,7 @@ def serve(store: str | None, port: int) -> None:
             try:
                 stopping = Stopping()
                 await serve_app(
-                    create_app(opened, stopping=stopping),
+                    create_app(opened, stopping=stopping, prompt_token=token),
                     port=port,
                     on_listening=listening,
                     stopping=stopping,

@@ -1,4 +1,5 @@
-"""The viewer's ASGI app: a store's threads as pages and as JSON, read-only.
+"""The viewer's ASGI app: a store's threads as pages and as JSON, read-only unless given a prompt
+token.
 
 Routes:
 
@@ -12,6 +13,9 @@ Routes:
   (its stored items through the wire projection).
 * ``GET /api/threads/{id}/items/{item_id}``: one item in full, as the store keeps it (a
   file change's ``diff_str``, a command's ``output``: what the wire leaves out, on demand).
+* ``GET /api/settings``: ``{"prompts": true}`` when the page may queue prompts.
+* ``POST /api/threads/{id}/prompts`` (only with a prompt token, see :func:`create_app`):
+  queues a prompt to the thread.
 * ``GET /api/threads/{id}/events``: server-sent events: one ``snapshot`` (the wire snapshot
   of the thread read to the end of its log), then a ``delta`` event for each wire delta
   (:class:`~acp_adapters.wire.WireFollower`) as the thread is committed, from any process.
@@ -24,6 +28,7 @@ Content-Security-Policy.
 from __future__ import annotations
 
 import contextlib
+import hmac
 from collections.abc import AsyncIterator
 from importlib import resources
 from typing import Any
@@ -119,11 +124,24 @@ def _sse(event: str, data: Any) -> bytes:
     return f"event: {event}\ndata: {dumps(data)}\n\n".encode()
 
 
+#: The most characters a prompt sent from the page may hold.
+PROMPT_CHARS = 100_000
+
+
 def create_app(
-    store: Store, *, pm: pluggy.PluginManager | None = None, stopping: Stopping | None = None
+    store: Store,
+    *,
+    pm: pluggy.PluginManager | None = None,
+    stopping: Stopping | None = None,
+    prompt_token: str | None = None,
 ) -> Starlette:
     """The viewer of ``store`` (open; the caller closes it, after the app's lifespan); its event
-    streams end once ``stopping`` is set (:func:`~.listening.serve_app` sets it)."""
+    streams end once ``stopping`` is set (:func:`~.listening.serve_app` sets it).
+
+    Read-only, unless ``prompt_token`` is given: then ``POST /api/threads/{id}/prompts`` with
+    ``Authorization: Bearer <prompt_token>`` and the JSON ``{"text": ...}`` queues that prompt
+    to the thread (:meth:`~acp_adapters.store.base.Store.enqueue`), for its owner or a worker.
+    """
     stopping = stopping if stopping is not None else Stopping()
     feeds: list[Feeds] = []
 
@@ -193,6 +211,30 @@ def create_app(
                 return _json({"item": stored})
         return _error(404, f"the thread has no item {wanted!r}")
 
+    async def settings(request: Request) -> Response:
+        return _json({"prompts": prompt_token is not None})
+
+    async def prompt(request: Request) -> Response:
+        if prompt_token is None:
+            return _error(403, "read-only: start acp-adapters serve with --allow-prompts")
+        given = request.headers.get("authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {prompt_token}".encode()):
+            return _error(401, "a prompt needs the token acp-adapters serve printed")
+        if not request.headers.get("content-type", "").startswith("application/json"):
+            return _error(415, 'a prompt is sent as JSON: {"text": ...}')
+        found = await find(request)
+        if found is None:
+            return no_thread(request)
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "the body is not JSON")
+        text = body.get("text") if isinstance(body, dict) else None
+        if not isinstance(text, str) or not text.strip() or len(text) > PROMPT_CHARS:
+            return _error(400, f"text: a prompt of 1 to {PROMPT_CHARS} characters")
+        queued = await store.enqueue(found.id, [{"type": "text", "text": text}])
+        return _json({"id": queued.id, "position": queued.position, "state": queued.state}, 202)
+
     async def events(request: Request) -> Response:
         found = await find(request)
         if found is None:
@@ -234,11 +276,13 @@ def create_app(
             Route("/favicon.ico", no_icon),
             Route("/threads/{thread}", thread_page),
             Route("/assets/{name}", asset),
+            Route("/api/settings", settings),
             Route("/api/threads", threads),
             Route("/api/threads/{thread}", thread),
             Route("/api/threads/{thread}/snapshot", snapshot),
             Route("/api/threads/{thread}/items/{item}", item),
             Route("/api/threads/{thread}/events", events),
+            Route("/api/threads/{thread}/prompts", prompt, methods=["POST"]),
         ],
         middleware=[Middleware(Guard)],
         lifespan=lifespan,

@@ -312,6 +312,36 @@
     });
   }
 
+  function offerPrompts() {
+    // Only when the server was started with --allow-prompts; the token is the one it printed.
+    getJSON("/api/settings").then(function (settings) {
+      if (!settings.prompts) return;
+      const form = document.getElementById("prompt");
+      const token = document.getElementById("prompt-token");
+      const said = document.getElementById("prompt-status");
+      token.value = sessionStorage.getItem("acp-adapters-token") || "";
+      form.hidden = false;
+      form.addEventListener("submit", function (event) {
+        event.preventDefault();
+        const text = document.getElementById("prompt-text");
+        sessionStorage.setItem("acp-adapters-token", token.value);
+        fetch(base + "/prompts", {
+          method: "POST",
+          headers: { "content-type": "application/json", authorization: "Bearer " + token.value },
+          body: JSON.stringify({ text: text.value }),
+        }).then(function (answer) {
+          return answer.json().then(function (body) {
+            if (!answer.ok) throw new Error(body.error || answer.statusText);
+            said.textContent = "queued (position " + body.position + ")";
+            text.value = "";
+          });
+        }).catch(function (error) {
+          said.textContent = String(error.message || error);
+        });
+      });
+    }).catch(function () {});
+  }
+
   function drawThread() {
     getJSON(base).then(function (thread) {
       const title = thread.title || thread.name || thread.id;
@@ -326,6 +356,7 @@
       drawAll();
       setStatus("");
       follow();
+      offerPrompts();
     }).catch(function (error) {
       setStatus(String(error.message || error), "error");
     });
