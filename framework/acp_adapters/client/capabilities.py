@@ -123,29 +123,23 @@ _PROMPT_NEEDS = {"image": "image", "audio": "audio", "resource": "embeddedContex
 def prompt_capabilities(version: int, agent_capabilities: Mapping[str, Any]) -> set[str]:
     """The kinds of prompt content the agent said it takes beyond text and resource links
     (``image``, ``audio``, ``embeddedContext``), from its ``initialize`` answer."""
+    prompt: v1.PromptCapabilities | v2.PromptCapabilities | None
     if version == 2:
         caps = v2.AgentCapabilities.model_validate(agent_capabilities)
         prompt = caps.session.prompt if caps.session is not None else None
-        if prompt is None:
-            return set()
-        return {
-            name
-            for name, value in (
-                ("image", prompt.image),
-                ("audio", prompt.audio),
-                ("embeddedContext", prompt.embedded_context),
-            )
-            if value is not None
-        }
-    given = v1.AgentCapabilities.model_validate(agent_capabilities).prompt_capabilities
+    else:
+        prompt = v1.AgentCapabilities.model_validate(agent_capabilities).prompt_capabilities
+    if prompt is None:
+        return set()
+    # v1 says each with a boolean, v2 with an object (None: not taken).
     return {
         name
         for name, value in (
-            ("image", given.image),
-            ("audio", given.audio),
-            ("embeddedContext", given.embedded_context),
+            ("image", prompt.image),
+            ("audio", prompt.audio),
+            ("embeddedContext", prompt.embedded_context),
         )
-        if value
+        if value is not None and value is not False
     }
 
 
