@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -54,6 +55,7 @@ class LeaseLost(StoreError):
     thread now."""
 
 
+@dataclass(eq=False, repr=False)
 class HeldThread:
     """A session's lease on its thread, renewed every third of its length while it lives.
 
@@ -61,27 +63,17 @@ class HeldThread:
     expired), ``on_lost`` is called: the session stops its agent, so that no two agents
     drive the thread."""
 
-    def __init__(
-        self,
-        store: Store,
-        thread: Thread,
-        owner: Owner,
-        lease: Lease,
-        *,
-        seconds: float = LEASE_SECONDS,
-        on_lost: Callable[[LeaseLost], Awaitable[None]],
-    ) -> None:
-        self.store = store
-        self.thread = thread
-        self.owner = owner
-        self.lease = lease
-        self.seconds = seconds
-        #: What is called when the lease is lost (the session stops its agent).
-        self.on_lost = on_lost
-        self.lost: LeaseLost | None = None
-        #: Forget the thread as it is let go if it holds no turn and no prompt
-        #: (:meth:`Store.forget_unused`): one the session made, and never used.
-        self.forget_if_unused = False
+    store: Store
+    thread: Thread
+    owner: Owner
+    lease: Lease
+    seconds: float = field(default=LEASE_SECONDS, kw_only=True)
+    #: What is called when the lease is lost (the session stops its agent).
+    on_lost: Callable[[LeaseLost], Awaitable[None]] = field(kw_only=True)
+    lost: LeaseLost | None = field(default=None, init=False)
+    #: Forget the thread as it is let go if it holds no turn and no prompt
+    #: (:meth:`Store.forget_unused`): one the session made, and never used.
+    forget_if_unused: bool = field(default=False, init=False)
 
     async def keep(self) -> None:
         """Renew the lease until cancelled (or lost)."""
