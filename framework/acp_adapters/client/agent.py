@@ -16,11 +16,12 @@ for one session gives that session's timeline).
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Mapping, Sequence
+from dataclasses import InitVar, dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Concatenate, NamedTuple, ParamSpec, TypedDict, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -67,6 +68,9 @@ MAX_LIST_PAGES = 1000
 #: right after the router delivered it, so more than a batch's worth never wait.
 MAX_UNSETTLED = 4096
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 class TrafficEvent(NamedTuple):
     """One event of a connection's traffic (see :meth:`Agent.saw`), and when the router was
@@ -77,15 +81,31 @@ class TrafficEvent(NamedTuple):
     at: float
 
 
-class SessionPlace(TypedDict, total=False):
+class SessionOpening(TypedDict, total=False):
+    """What the request that opens a session is given besides the session's id (each method
+    of a session that opens it takes these keywords): its MCP servers (left out: the
+    session's), and the request's ``_meta``."""
+
+    mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None
+    meta: Mapping[str, Any] | None
+
+
+class SessionPlace(SessionOpening, total=False):
     """Where a session the agent opens is, and what it is given (each method that opens one
     takes these keywords; what is left out is ``connect``'s): its folder, the folders beside
-    it, its MCP servers, and the request's ``_meta``."""
+    it, and what :class:`SessionOpening` holds."""
 
     cwd: str | None
     additional_directories: Sequence[str] | None
-    mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None
-    meta: Mapping[str, Any] | None
+
+
+class ConnectionLimits(TypedDict):
+    """The bounds of an agent's connection (see :class:`~acp_adapters.client.Limits`): kept,
+    for another connection of the same agent (a reconnect)."""
+
+    max_line_bytes: int
+    max_elements: int
+    max_pending_requests: int
 
 
 @dataclass(frozen=True)
@@ -102,6 +122,13 @@ def auth_required(error: RpcError) -> bool:
     """Whether an error answer is ACP's "authentication required": -32000, which agents
     (and this client) also use for other refusals, so its message must say so."""
     return error.code == AUTH_REQUIRED and "auth" in error.message.lower()
+
+
+def _with_meta(params: Any, meta: Mapping[str, Any] | None) -> Any:
+    """A message's params, with ``meta`` as their ``_meta`` (when there is one)."""
+    if meta is None:
+        return params
+    return {**(params or {}), "_meta": dict(meta)}
 
 
 def _check_extension(method: str) -> None:
@@ -129,93 +156,129 @@ def _page(result: Any) -> SessionPage:
     )
 
 
-class Agent:
+class ProjectedWith(TypedDict):
+    """What a session's timeline is projected with, as :class:`AgentBase` holds it: the
+    plugins' hooks, the provider (``fixed_provider``: the one asked for, not one that
+    claims the agent) and the registry."""
+
+    hooks: Hooks
+    provider: Provider
+    registry: ProviderRegistry
+    fixed_provider: bool
+
+
+@dataclass(eq=False, repr=False, kw_only=True)
+class AgentBase:
+    """What a session reads of the agent it is opened on, a running one (:class:`Agent`) or
+    the stand-in of a session that starts none (a guest's): what its traffic is projected
+    with, and what the negotiation said (nothing, before there was one)."""
+
+    hooks: Hooks
+    provider: Provider
+    registry: ProviderRegistry
+    fixed_provider: bool
+    #: The task group the sessions' answers run in, once there is one.
+    task_group: TaskGroup | None = field(default=None, init=False)
+    #: Every session opened on this connection, in the order they were made
+    #: (:meth:`Agent.add_session`).
+    sessions: list[Session] = field(default_factory=list, init=False)
+    #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
+    problems: list[Problem] = field(default_factory=list, init=False)
+    version: int = field(default=1, init=False)
+    agent_info: dict[str, Any] = field(default_factory=dict, init=False)
+    agent_capabilities: dict[str, Any] = field(default_factory=dict, init=False)
+    #: The agent's ``authMethods`` as it sent them; :attr:`login_methods` reads them.
+    auth_methods: list[dict[str, Any]] = field(default_factory=list, init=False)
+    login_methods: list[AuthMethod] = field(default_factory=list, init=False)
+    #: How the agent went away (its exit status, its stderr), once it has.
+    gone: ConnectionClosed | None = field(default=None, init=False)
+
+
+def _auth_explained(
+    request: Callable[Concatenate[Agent, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[Agent, P], Coroutine[Any, Any, R]]:
+    """``request`` (the same arguments), its "authentication required" answer a clear
+    error: :class:`AuthenticationRequiredError`, with the agent's login methods."""
+
+    @functools.wraps(request, assigned=())  # its signature is the request's
+    async def guarded(agent: Agent, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        """A request whose "authentication required" answer becomes a clear error."""
+        try:
+            return await request(agent, *args, **kwargs)
+        except RpcError as error:
+            if auth_required(error):
+                raise AuthenticationRequiredError(error.message, agent.auth_methods) from error
+            raise
+
+    return guarded
+
+
+@dataclass(eq=False, repr=False, kw_only=True)
+class Agent(AgentBase):
     """A running agent: its process, its connection, and the sessions opened on it."""
 
-    def __init__(
+    process: AgentProcess
+    #: The command that started it (a tuple).
+    command: Sequence[str]
+    agent_env: Mapping[str, str]
+    settings: SessionSettings
+    #: Called with each event of the traffic, ``(direction, payload)``.
+    observe: InitVar[Callable[[str, Any], None] | None]
+    max_line_bytes: InitVar[int]
+    max_elements: InitVar[int]
+    max_pending_requests: InitVar[int]
+    #: What the sessions it opens are (:class:`~.session.Session`, given by ``connect``:
+    #: the agent module does not import the session's).
+    session_class: type[Session]
+    login: InitVar[LoginCallback | None] = None
+    unstable: bool = False
+
+    def __post_init__(
         self,
-        *,
-        process: AgentProcess,
-        command: Sequence[str],
-        provider: Provider,
-        registry: ProviderRegistry,
-        hooks: Hooks,
-        fixed_provider: bool,
-        agent_env: Mapping[str, str],
-        settings: SessionSettings,
         observe: Callable[[str, Any], None] | None,
         max_line_bytes: int,
         max_elements: int,
         max_pending_requests: int,
-        session_class: type[Session],
-        login: LoginCallback | None = None,
-        unstable: bool = False,
+        login: LoginCallback | None,
     ) -> None:
-        #: What the connection skipped or ignored (lines that were not JSON, unknown notifications).
-        self.problems: list[Problem] = []
-        self.process = process
-        self.command = tuple(command)
-        self.provider = provider
-        self.registry = registry
-        self.hooks = hooks
-        self.fixed_provider = fixed_provider
-        self.settings = settings
-        #: What the sessions it opens are (:class:`~.session.Session`, given by ``connect``:
-        #: the agent module does not import the session's).
-        self.session_class = session_class
-        #: Every session opened on this connection, in the order they were made
-        #: (:meth:`add_session`).
-        self.sessions: list[Session] = []
+        self.command = tuple(self.command)
+        self._login = login
         #: Whose each event of the connection's traffic is: the one decision, for the
         #: projection and the answers alike.
         self.router = Router()
         #: The updates the router delivered whose side effects (disk reads around an
         #: edit) the connection has not handled yet.
         self._unsettled: deque[Delivery] = deque(maxlen=MAX_UNSETTLED)
+        #: The connection's bounds, for another connection of the same agent (a reconnect).
+        self.limits = ConnectionLimits(
+            max_line_bytes=max_line_bytes,
+            max_elements=max_elements,
+            max_pending_requests=max_pending_requests,
+        )
         self.connection = Connection(
-            process.stdout,
-            process.stdin,
+            self.process.stdout,
+            self.process.stdin,
             on_request=self._on_request,
             on_notification=self._on_notification,
             on_problem=self._problem,
             on_message=self.saw,
             on_drained=self._drained,
-            max_line_bytes=max_line_bytes,
-            max_elements=max_elements,
-            max_pending_requests=max_pending_requests,
+            **self.limits,
         )
-        #: The connection's bounds, for another connection of the same agent (a reconnect).
-        self.limits = {
-            "max_line_bytes": max_line_bytes,
-            "max_elements": max_elements,
-            "max_pending_requests": max_pending_requests,
-        }
-        self.version = 1
-        self.agent_info: dict[str, Any] = {}
-        self.agent_capabilities: dict[str, Any] = {}
-        #: The agent's ``authMethods`` as it sent them; :attr:`login_methods` reads them.
-        self.auth_methods: list[dict[str, Any]] = []
-        self.login_methods: list[AuthMethod] = []
-        self.unstable = unstable
-        self._login = login
         #: The agents started again after this one went away (:meth:`restarted`): they are
         #: shut down with it.
         self.successors: list[Agent] = []
         #: What :meth:`initialize` asked for (a restarted agent asks the same).
         self.preferred = 2
         self.elicits = False
-        self.agent_env = agent_env
         #: Who hears every event of the traffic, with the time the router was given it (a
         #: recording; a store, whose log rebuilds the timeline exactly): ``observe`` first.
         self.on_traffic: Subscribers[TrafficEvent] = Subscribers()
         if observe is not None:
             self.on_traffic.subscribe(lambda event: observe(event.direction, event.payload))
         self._closed = anyio.Event()
-        #: How the agent went away (its exit status, its stderr), once it has.
-        self.gone: ConnectionClosed | None = None
         self._shut: anyio.Event | None = None  # set once the agent is shut down
         self._finished = anyio.Event()  # both pipes read to their end
-        self.task_group: TaskGroup | None = None
         self._shutting_down = False
 
     # --- what the application reads -----------------------------------------------------
@@ -281,19 +344,15 @@ class Agent:
         process = await AgentProcess.start(
             list(command), cwd=self.settings.workspace.cwd, env=dict(self.agent_env)
         )
-        again = Agent(
+        # Made as this one was (its provider, settings, environment), but in the new
+        # process; what it does not keep as it was given (its bounds, its login callback)
+        # is given again, and no observer: its listeners are this one's (below).
+        again = replace(
+            self,
             process=process,
             command=command,
-            provider=self.provider,
-            registry=self.registry,
-            hooks=self.hooks,
-            fixed_provider=self.fixed_provider,
-            agent_env=self.agent_env,
-            settings=self.settings,
             observe=None,
-            session_class=self.session_class,
             login=self._login,
-            unstable=self.unstable,
             **self.limits,
         )
         again.on_traffic = self.on_traffic  # the same recording, the same store
@@ -467,31 +526,17 @@ class Agent:
         :raises RpcError: the agent answered with an error.
         :raises ConnectionClosed: the agent went away (with its exit status and stderr).
         """
-        if meta is not None:
-            params = {**(params or {}), "_meta": dict(meta)}
         try:
-            return await self.connection.request(method, params, request_id=request_id)
+            return await self.connection.request(
+                method, _with_meta(params, meta), request_id=request_id
+            )
         except ConnectionClosed as error:
             gone = await self._why_gone(error)
             if gone is error:
                 raise
             raise gone from None
 
-    async def guarded(
-        self,
-        method: str,
-        params: Any,
-        meta: Mapping[str, Any] | None = None,
-        *,
-        request_id: Any = None,
-    ) -> Any:
-        """A request whose "authentication required" answer becomes a clear error."""
-        try:
-            return await self.request(method, params, meta, request_id=request_id)
-        except RpcError as error:
-            if auth_required(error):
-                raise AuthenticationRequiredError(error.message, self.auth_methods) from error
-            raise
+    guarded = _auth_explained(request)
 
     async def _why_gone(self, error: ConnectionClosed) -> ConnectionClosed:
         """How the agent went, with its exit status and stderr: a write that found its stdin
@@ -508,11 +553,9 @@ class Agent:
         waiting forever: past the bound the notification is given up on (asyncio may
         still write it once the agent reads) and a ``not_sent`` problem is recorded.
         """
-        if meta is not None:
-            params = {**(params or {}), "_meta": dict(meta)}
         with anyio.move_on_after(SEND_SECONDS) as scope:
             try:
-                await self.connection.notify(method, params)
+                await self.connection.notify(method, _with_meta(params, meta))
             except ConnectionClosed as error:
                 raise await self._why_gone(error) from None
         if scope.cancelled_caught:
@@ -686,13 +729,16 @@ class Agent:
     async def _earlier(
         self,
         session_id: str,
-        open_it: Callable[[Session], Awaitable[None]],
-        settings: SessionSettings | None,
+        place: SessionPlace,
+        open_it: Callable[[Session, Mapping[str, Any] | None], Awaitable[None]],
     ) -> Session:
-        """An earlier session of the agent opened on this connection by ``open_it``; one
-        open here already is an error."""
+        """An earlier session of the agent opened on this connection, in ``place``, by
+        ``open_it`` (given the session and the request's ``_meta``); one open here already
+        is an error."""
+        settings = self._settings(place)
         self._check_free(session_id)
-        return await self._opened(open_it, settings, session_id)
+        meta = place.get("meta")
+        return await self._opened(lambda session: open_it(session, meta), settings, session_id)
 
     async def new_session(
         self,
@@ -717,9 +763,7 @@ class Agent:
         closed here before is opened again: the same :class:`Session`, whose timeline goes
         on (what the agent replays of it is not added twice)."""
         return await self._earlier(
-            session_id,
-            lambda session: session.load_session(session_id, meta=place.get("meta")),
-            self._settings(place),
+            session_id, place, lambda session, meta: session.load_session(session_id, meta=meta)
         )
 
     async def resume_session(
@@ -732,10 +776,8 @@ class Agent:
         """Open an earlier session without its history (``session/resume``)."""
         return await self._earlier(
             session_id,
-            lambda session: session.resume_session(
-                session_id, replay=replay, meta=place.get("meta")
-            ),
-            self._settings(place),
+            place,
+            lambda session, meta: session.resume_session(session_id, replay=replay, meta=meta),
         )
 
     async def open_session(
@@ -746,9 +788,7 @@ class Agent:
         """Open an earlier session: resumed when the agent can, else loaded (its history
         replayed). :class:`CapabilityError` when it can do neither."""
         return await self._earlier(
-            session_id,
-            lambda session: session.open_session(session_id, meta=place.get("meta")),
-            self._settings(place),
+            session_id, place, lambda session, meta: session.open_session(session_id, meta=meta)
         )
 
     async def fork_session(

@@ -68,7 +68,7 @@ from ..transport.jsonrpc import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_PENDING_REQUESTS,
 )
-from .agent import Agent
+from .agent import Agent, ProjectedWith
 from .agent_requests import (
     AskCallback,
     DiskReader,
@@ -387,9 +387,7 @@ async def connect(
     del moved
     # What a session that takes the thread over (:mod:`.guest`) is opened with.
     arguments = dict(locals())
-    max_line_bytes, max_elements = limits.max_line_bytes, limits.max_elements
-    max_pending_requests, content_budget = limits.max_pending_requests, limits.content_budget
-    max_terminals = limits.max_terminals
+    content_budget, max_terminals = limits.content_budget, limits.max_terminals
     start_timeout, close_grace = timeouts.start, timeouts.close_grace
     move, busy, owner = persistence.move, persistence.busy, persistence.owner
     run_queued, commit_interval = persistence.run_queued, persistence.commit_interval
@@ -397,6 +395,10 @@ async def connect(
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
     chosen, command = _agent_of(registry, provider, command)
+    # The same for the agent started here and for a guest's stand-in.
+    projecting = ProjectedWith(
+        hooks=Hooks(pm), provider=chosen, registry=registry, fixed_provider=provider is not None
+    )
     inherited: Mapping[str, str] = os.environ
     if chosen.launch is not None and not chosen.launch.inherit_env:
         inherited = base_environment(os.environ)  # no secret of this process, unless passed
@@ -484,15 +486,7 @@ async def connect(
                 if busy == "fail":
                     raise
                 async with _guest(
-                    pm,
-                    registry,
-                    chosen,
-                    provider is not None,
-                    settings,
-                    the_store,
-                    found,
-                    refused.lease,
-                    take_over,
+                    projecting, settings, the_store, found, refused.lease, take_over
                 ) as guest:
                     yield guest
                 return
@@ -515,18 +509,12 @@ async def connect(
             found,
             the_store,
             command=command,
-            chosen=chosen,
-            provider=provider,
-            registry=registry,
-            pm=pm,
+            projecting=projecting,
             agent_env=agent_env,
             settings=settings,
-            workspace=workspace,
             record=record,
             observe=observe,
-            max_line_bytes=max_line_bytes,
-            max_elements=max_elements,
-            max_pending_requests=max_pending_requests,
+            limits=limits,
             login=login,
             unstable=unstable,
             subreaper=subreaper,
@@ -535,7 +523,6 @@ async def connect(
             on_store_error=on_store_error,
             commit_interval=commit_interval,
             protocol=protocol,
-            elicit=elicit,
             new_session=new_session,
             run_queued=run_queued,
             close_grace=close_grace,
@@ -588,18 +575,12 @@ async def _owner(
     the_store: Store | None,
     *,
     command: Sequence[str],
-    chosen: Provider,
-    provider: str | None,
-    registry: ProviderRegistry,
-    pm: pluggy.PluginManager,
+    projecting: ProjectedWith,
     agent_env: dict[str, str],
     settings: SessionSettings,
-    workspace: Workspace,
     record: str | os.PathLike[str] | None,
     observe: Callable[[str, Any], None] | None,
-    max_line_bytes: int,
-    max_elements: int,
-    max_pending_requests: int,
+    limits: Limits,
     login: LoginCallback | None,
     unstable: bool,
     subreaper: bool,
@@ -608,7 +589,6 @@ async def _owner(
     on_store_error: StoreErrorCallback | None,
     commit_interval: float,
     protocol: int | None,
-    elicit: ElicitCallback | None,
     new_session: bool,
     run_queued: bool,
     close_grace: float,
@@ -616,6 +596,7 @@ async def _owner(
 ) -> AsyncIterator[Session]:
     """The session of an agent started here (its thread's lease ``held``, when kept in a
     store): :func:`connect` once the thread is its own."""
+    workspace = settings.workspace
     recorder: CaptureRecorder | None = None
     try:
         if record is not None:
@@ -667,18 +648,15 @@ async def _owner(
         session_class=Session,
         process=process,
         command=command,
-        provider=chosen,
-        registry=registry,
-        hooks=Hooks(pm),
-        fixed_provider=provider is not None,
         agent_env=agent_env,
         settings=settings,
         observe=observe_all if observers else None,
-        max_line_bytes=max_line_bytes,
-        max_elements=max_elements,
-        max_pending_requests=max_pending_requests,
+        max_line_bytes=limits.max_line_bytes,
+        max_elements=limits.max_elements,
+        max_pending_requests=limits.max_pending_requests,
         login=login,
         unstable=unstable,
+        **projecting,
     )
     # The first session reads the negotiation itself; the others are told of it.
     session = Session(agent, settings)
@@ -716,7 +694,8 @@ async def _owner(
                 # not hold the caller for ever.
                 with anyio.move_on_after(start_timeout) as starting:
                     await agent.initialize(
-                        protocol or chosen.protocol_version, elicit=elicit is not None
+                        protocol or projecting["provider"].protocol_version,
+                        elicit=settings.elicit is not None,
                     )
                     if session_id is not None:
                         phase = "session/load or session/resume"
@@ -770,10 +749,7 @@ async def _owner(
 
 @asynccontextmanager
 async def _guest(
-    pm: pluggy.PluginManager,
-    registry: ProviderRegistry,
-    chosen: Provider,
-    fixed_provider: bool,
+    projecting: ProjectedWith,
     settings: SessionSettings,
     store: Store,
     thread: Thread,
@@ -785,16 +761,13 @@ async def _guest(
 
     async with anyio.create_task_group() as task_group:
         guest = GuestSession(
-            hooks=Hooks(pm),
-            provider=chosen,
-            registry=registry,
-            fixed_provider=fixed_provider,
             settings=settings,
             store=store,
             thread=thread,
             lease=lease,
             task_group=task_group,
             take_over=take_over,
+            **projecting,
         )
         try:
             await guest.read_back()

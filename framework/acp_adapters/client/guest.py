@@ -13,19 +13,21 @@ the queue, its own prompt among it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 
 from ..errors import AcpAdaptersError
 from ..store.base import Lease, QueuedPrompt, Store, StoredEvent, StoreError, Thread, ThreadNotFound
+from .agent import AgentBase
 from .session import PromptCancelled, Session, SessionSettings
 from .turns import Turn
 
 if TYPE_CHECKING:
-    from ..plugin.hooks import Hooks
-    from ..plugin.providers import Provider, ProviderRegistry
-    from .agent import Agent
+    from typing_extensions import Unpack
+
+    from .agent import Agent, ProjectedWith
 
 #: How often a guest looks at the store for its turn (seconds).
 FOLLOW_SECONDS = 0.1
@@ -40,35 +42,16 @@ class QueuedTurnFailed(AcpAdaptersError):
         self.prompt = prompt
 
 
-class _NoAgent:
-    """What a guest has instead of an agent: the provider it projects with; anything else is
-    refused, naming the owner that drives the thread."""
+@dataclass(eq=False, repr=False, kw_only=True)
+class _NoAgent(AgentBase):
+    """What a guest has instead of an agent: the provider it projects with, and no
+    negotiation; anything else is refused, naming the owner that drives the thread."""
 
-    def __init__(
-        self,
-        hooks: Hooks,
-        provider: Provider,
-        registry: ProviderRegistry,
-        fixed_provider: bool,
-        task_group: Any,
-        owner: str,
-    ) -> None:
-        self.hooks = hooks
-        self.provider = provider
-        self.registry = registry
-        self.fixed_provider = fixed_provider
-        self.task_group = task_group
-        self.version = 1
-        self.sessions: list[Session] = []
-        self.closed = False
-        self.problems: list[Any] = []
-        self.agent_info: dict[str, Any] = {}
-        self.agent_capabilities: dict[str, Any] = {}
-        self.auth_methods: list[dict[str, Any]] = []
-        self.login_methods: list[Any] = []
-        self.stderr = ""
-        self.gone = None
-        self.owner = owner
+    task_group: Any = None
+    owner: str
+    # What a session reads of its agent's process: there is none.
+    closed = False
+    stderr = ""
 
     def saw(self, direction: str, payload: Any) -> None:
         """A guest makes no events of its own."""
@@ -93,20 +76,15 @@ class GuestSession(Session):
     def __init__(
         self,
         *,
-        hooks: Hooks,
-        provider: Provider,
-        registry: ProviderRegistry,
-        fixed_provider: bool,
         settings: SessionSettings,
         store: Store,
         thread: Thread,
         lease: Lease,
         task_group: Any,
         take_over: Callable[[], Awaitable[None]],
+        **projecting: Unpack[ProjectedWith],
     ) -> None:
-        stand_in = _NoAgent(
-            hooks, provider, registry, fixed_provider, task_group, lease.owner.describe()
-        )
+        stand_in = _NoAgent(task_group=task_group, owner=lease.owner.describe(), **projecting)
         super().__init__(cast("Agent", stand_in), settings)
         stand_in.sessions.append(self)
         self.store = store
