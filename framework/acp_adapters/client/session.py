@@ -30,12 +30,23 @@ real processes, elicitation by the application (default: decline).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    Literal,
+    NoReturn,
+    ParamSpec,
+    TypeVar,
+    overload,
+)
 
 import anyio
 
@@ -85,6 +96,15 @@ from .persistence import ThreadWriter
 from .prompt_queue import PromptQueue, Ticket
 from .turns import ItemChange, SessionChange, Turn, TurnStream, prompt_blocks
 from .workspace import RESOURCE_NOT_FOUND, MissingFileRead, Workspace
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from .agent import SessionOpening
+
+T = TypeVar("T")
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: How often, at most, the timeline catches up with the messages handled: a message
 #: streamed in many chunks is projected again once per this, not once per chunk.
@@ -136,6 +156,49 @@ class SessionSettings:
         if mcp_servers is not None:
             changes["mcp_servers"] = tuple(as_servers(mcp_servers))
         return replace(self, **changes)
+
+
+class _OfAgent(Generic[T]):
+    """An attribute of a session that is its agent's (read as a property is: it cannot be
+    set on the session)."""
+
+    def __init__(self, doc: str | None = None) -> None:
+        self.__doc__ = doc
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, session: None, owner: type) -> _OfAgent[T]: ...
+
+    @overload
+    def __get__(self, session: Session, owner: type) -> T: ...
+
+    def __get__(self, session: Session | None, owner: type) -> T | _OfAgent[T]:
+        if session is None:
+            return self
+        value: T = getattr(session.agent, self.name)
+        return value
+
+    def __set__(self, session: Session, value: T) -> NoReturn:
+        raise AttributeError(f"the session's {self.name} is its agent's (session.agent)")
+
+
+def _agents_method(
+    method: Callable[Concatenate[Agent, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[Session, P], Coroutine[Any, Any, R]]:
+    """A method of a session that is its agent's: the same arguments, the same documentation.
+    It is looked up on the session's agent as it is called (a guest's stand-in refuses it
+    then, naming it)."""
+    name = method.__name__
+
+    @functools.wraps(method)
+    async def forwarded(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        result: R = await getattr(session.agent, name)(*args, **kwargs)
+        return result
+
+    return forwarded
 
 
 class Session:
@@ -222,53 +285,21 @@ class Session:
     def provider(self) -> Provider:
         return self.projector.provider
 
-    @property
-    def stderr(self) -> str:
-        """The end of what the agent wrote to stderr."""
-        return self.agent.stderr
-
     # The connection's, shared by its sessions.
-    @property
-    def process(self) -> AgentProcess:
-        return self.agent.process
-
-    @property
-    def connection(self) -> Connection:
-        return self.agent.connection
-
-    @property
-    def problems(self) -> list[Problem]:
-        """What the connection skipped or ignored (lines that were not JSON, unknown
-        notifications), for all the sessions of the agent."""
-        return self.agent.problems
-
-    @property
-    def version(self) -> int:
-        return self.agent.version
-
-    @property
-    def agent_info(self) -> dict[str, Any]:
-        return self.agent.agent_info
-
-    @property
-    def agent_capabilities(self) -> dict[str, Any]:
-        return self.agent.agent_capabilities
-
-    @property
-    def auth_methods(self) -> list[dict[str, Any]]:
-        return self.agent.auth_methods
-
-    @property
-    def login_methods(self) -> list[AuthMethod]:
-        return self.agent.login_methods
-
-    @property
-    def registry(self) -> ProviderRegistry:
-        return self.agent.registry
-
-    @property
-    def hooks(self) -> Hooks:
-        return self.agent.hooks
+    stderr = _OfAgent[str]("The end of what the agent wrote to stderr.")
+    process = _OfAgent[AgentProcess]()
+    connection = _OfAgent[Connection]()
+    problems = _OfAgent[list[Problem]](
+        "What the connection skipped or ignored (lines that were not JSON, unknown "
+        "notifications), for all the sessions of the agent."
+    )
+    version = _OfAgent[int]()
+    agent_info = _OfAgent[dict[str, Any]]()
+    agent_capabilities = _OfAgent[dict[str, Any]]()
+    auth_methods = _OfAgent[list[dict[str, Any]]]()
+    login_methods = _OfAgent[list[AuthMethod]]()
+    registry = _OfAgent[ProviderRegistry]()
+    hooks = _OfAgent[Hooks]()
 
     # --- the traffic ---------------------------------------------------------------------------
 
@@ -344,13 +375,8 @@ class Session:
     ) -> bool:
         return await self.agent.notify(method, params, meta)
 
-    async def authenticate(self, method_id: str, *, meta: Mapping[str, Any] | None = None) -> None:
-        """Log in with one of the agent's login methods (see :meth:`Agent.authenticate`)."""
-        await self.agent.authenticate(method_id, meta=meta)
-
-    async def logout(self, *, meta: Mapping[str, Any] | None = None) -> None:
-        """Log out (see :meth:`Agent.logout`)."""
-        await self.agent.logout(meta=meta)
+    authenticate = _agents_method(Agent.authenticate)
+    logout = _agents_method(Agent.logout)
 
     async def list_sessions(
         self, cursor: str | None = None, *, meta: Mapping[str, Any] | None = None
@@ -359,25 +385,8 @@ class Session:
         :meth:`Agent.list_sessions`)."""
         return await self.agent.list_sessions(cwd=str(self.workspace.cwd), cursor=cursor, meta=meta)
 
-    async def call_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-    ) -> Any:
-        """Call one of the agent's extension methods (see :meth:`Agent.call_extension`)."""
-        return await self.agent.call_extension(method, params, meta=meta)
-
-    async def notify_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
-    ) -> bool:
-        """Send an extension notification (see :meth:`Agent.notify_extension`)."""
-        return await self.agent.notify_extension(method, params, meta=meta)
+    call_extension = _agents_method(Agent.call_extension)
+    notify_extension = _agents_method(Agent.notify_extension)
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -449,12 +458,7 @@ class Session:
             self.agent.task_group.start_soon(self.checkpointing.take, "opened")
         return result
 
-    async def new_session(
-        self,
-        *,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> str:
+    async def new_session(self, **opening: Unpack[SessionOpening]) -> str:
         """Start this session (``session/new``) in its folder; returns its id.
 
         A session that has one already does not start another: ``session.agent.new_session()``
@@ -469,7 +473,9 @@ class Session:
                 "another one on this agent"
             )
         self._may_open(None)
-        await self._open("session/new", self._session_params(mcp_servers), meta)
+        await self._open(
+            "session/new", self._session_params(opening.get("mcp_servers")), opening.get("meta")
+        )
         assert self.session_id is not None
         return self.session_id
 
@@ -482,13 +488,7 @@ class Session:
         assert self.session_id is not None
         return self.session_id
 
-    async def load_session(
-        self,
-        session_id: str,
-        *,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
+    async def load_session(self, session_id: str, **opening: Unpack[SessionOpening]) -> None:
         """Load an earlier session: the agent replays its history (marked ``replayed`` in
         the timeline), and this returns once the replay is over (v1 ``session/load``,
         when the agent offers it; v2: a resume that replays from the start).
@@ -497,19 +497,14 @@ class Session:
         """
         self._may_open(session_id)
         if self.version == 2:
-            await self.resume_session(session_id, replay=True, mcp_servers=mcp_servers, meta=meta)
+            await self.resume_session(session_id, replay=True, **opening)
             return
         self.agent.require("session/load")
-        params = self._session_params(mcp_servers, sessionId=session_id)
-        await self._open("session/load", params, meta)
+        params = self._session_params(opening.get("mcp_servers"), sessionId=session_id)
+        await self._open("session/load", params, opening.get("meta"))
 
     async def resume_session(
-        self,
-        session_id: str,
-        *,
-        replay: bool = False,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
+        self, session_id: str, *, replay: bool = False, **opening: Unpack[SessionOpening]
     ) -> None:
         """Resume an earlier session without its history (``session/resume``; v2 can replay
         it from the start: ``replay=True``).
@@ -518,27 +513,21 @@ class Session:
         """
         self._may_open(session_id)
         self.agent.require("session/resume")
-        params = self._session_params(mcp_servers, sessionId=session_id)
+        params = self._session_params(opening.get("mcp_servers"), sessionId=session_id)
         if self.version == 2 and replay:
             params["replayFrom"] = {"type": "start"}
-        await self._open("session/resume", params, meta)
+        await self._open("session/resume", params, opening.get("meta"))
 
-    async def open_session(
-        self,
-        session_id: str,
-        *,
-        mcp_servers: Sequence[McpServer | Mapping[str, Any]] | None = None,
-        meta: Mapping[str, Any] | None = None,
-    ) -> None:
+    async def open_session(self, session_id: str, **opening: Unpack[SessionOpening]) -> None:
         """Open an earlier session: resumed when the agent can, else loaded (its history
         replayed).
 
         :raises CapabilityError: the agent can do neither.
         """
         if self.agent.offers("session/resume"):
-            await self.resume_session(session_id, mcp_servers=mcp_servers, meta=meta)
+            await self.resume_session(session_id, **opening)
         elif self.agent.offers("session/load"):
-            await self.load_session(session_id, mcp_servers=mcp_servers, meta=meta)
+            await self.load_session(session_id, **opening)
         else:
             raise CapabilityError(
                 "the agent offers neither session/resume nor session/load", "session/resume"
