@@ -5,6 +5,8 @@ runs no script."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 import shutil
 from collections.abc import Callable, Iterator
@@ -23,7 +25,9 @@ from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
-from .serving import edit_turn, hostile_store, served, served_with_prompts, stored
+from acp_adapters.wire import wire_snapshot
+
+from .serving import ROOT, edit_turn, hostile_store, served, served_with_prompts, stored
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DRIVER = shutil.which("chromedriver")
@@ -132,3 +136,59 @@ def test_the_page_queues_a_prompt_with_the_token_only_when_allowed(db: Path, bro
             return [p.prompt for p in await store.queued_prompts(thread.id)]
 
     assert anyio.run(queued) == [[{"type": "text", "text": "from the browser"}]]
+
+
+def test_the_first_paint_of_a_ten_turn_thread_ships_the_gzipped_snapshot_and_the_assets(
+    db: Path, workspace: Path, browser: Any
+) -> None:
+    for turn in range(2, 11):
+        edit_turn(db, workspace, f"say turn {turn}")
+    thread_id, items = stored(db)
+    assets = ROOT / "framework" / "acp_adapters" / "viewer" / "assets"
+    with served(db) as port:
+        browser.get(f"http://127.0.0.1:{port}/threads/{thread_id}")
+        _until(browser, lambda d: d.execute_script(MARK))
+        first_item = browser.execute_script(MARK)
+        entries = browser.execute_script(ENTRIES)
+        row = _get_row(port, thread_id)
+    by_path = {e["name"].split(str(port), 1)[1]: e for e in entries}
+    paint = [f"/threads/{thread_id}", "/assets/viewer.js", "/assets/viewer.css"]
+    paint += [f"/api/threads/{thread_id}", f"/api/threads/{thread_id}/snapshot"]
+    shipped = sum(by_path[path]["encodedBodySize"] for path in paint)
+    snapshot = gzip.compress(json.dumps(wire_snapshot(items), ensure_ascii=False).encode())
+    # The page's own files, each as it may be sent: gzip'd, or as it is when that is smaller.
+    own = sum(
+        min(len(data), len(gzip.compress(data)))
+        for data in ((assets / name).read_bytes() for name in ASSET_NAMES)
+    )
+    sent = {path: by_path[path]["encodedBodySize"] for path in paint}
+    assert sent[f"/api/threads/{thread_id}/snapshot"] <= len(snapshot) + 64, sent
+    assert shipped <= len(snapshot) + own + len(row) + 5 * 64, (sent, len(snapshot), own)
+    assert first_item < 5000
+    print(
+        f"\n10 turns, {len(items)} items: page {own} B gzip'd, snapshot {len(snapshot)} B "
+        f"gzip'd, first paint {shipped} B, first item at {first_item:.0f} ms"
+    )
+
+
+MARK = (
+    'const m = performance.getEntriesByName("acp-first-item"); '
+    "return m.length ? m[0].startTime : null;"
+)
+ENTRIES = (
+    "return [performance.getEntriesByType('navigation')[0], "
+    "...performance.getEntriesByType('resource')].map(e => "
+    "({name: e.name, encodedBodySize: e.encodedBodySize, decodedBodySize: e.decodedBodySize}));"
+)
+ASSET_NAMES = ["thread.html", "viewer.js", "viewer.css"]
+
+
+def _get_row(port: int, thread_id: str) -> bytes:
+    import http.client
+
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", f"/api/threads/{thread_id}")
+        return connection.getresponse().read()
+    finally:
+        connection.close()

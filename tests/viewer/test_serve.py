@@ -5,6 +5,7 @@ Content-Security-Policy, hostile text served only as JSON data, and a missing st
 
 from __future__ import annotations
 
+import gzip
 import http.client
 import json
 import re
@@ -315,3 +316,24 @@ def test_with_allow_prompts_the_token_queues_a_prompt(db: Path) -> None:
     assert _queued(db, thread_id) == [[{"type": "text", "text": "queued from the page"}]]
     with served_with_prompts(db) as (_, again):
         assert again != token  # a token is good for one run
+
+
+def test_the_snapshot_is_gzipped_and_the_event_stream_is_not(db: Path) -> None:
+    thread_id, items = stored(db)
+    with served(db) as port:
+        status, headers, body = _get(
+            port, f"/api/threads/{thread_id}/snapshot", {"Accept-Encoding": "gzip"}
+        )
+        assert status == 200
+        assert headers["content-encoding"] == "gzip"
+        assert json.loads(gzip.decompress(body)) == wire_snapshot(items)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            connection.request(
+                "GET", f"/api/threads/{thread_id}/events", headers={"Accept-Encoding": "gzip"}
+            )
+            answer = connection.getresponse()
+            assert answer.headers["content-encoding"] is None
+            assert answer.readline() == b"event: snapshot\n"
+        finally:
+            connection.close()

@@ -22,7 +22,8 @@ Routes:
 
 Every answer goes through :class:`~.guard.Guard`: a ``Host`` other than a local name, an
 ``Origin`` other than the page's own, is refused; every answer has a strict
-Content-Security-Policy.
+Content-Security-Policy. An answer of 500 bytes or more is gzip'd for a client that takes it, but
+for the event stream.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import anyio
 import pluggy
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -284,6 +286,7 @@ def create_app(
             Route("/api/threads/{thread}/events", events),
             Route("/api/threads/{thread}/prompts", prompt, methods=["POST"]),
         ],
-        middleware=[Middleware(Guard)],
+        # gzip for what is worth it (the snapshot, the script), never the event stream.
+        middleware=[Middleware(Guard), Middleware(GZipMiddleware, minimum_size=500)],
         lifespan=lifespan,
     )
