@@ -79,6 +79,12 @@ def test_the_list_and_a_thread_drawn_with_its_diffs(db: Path, browser: Any) -> N
         assert stats
         assert all(re.fullmatch(r"\+[0-9]+-[0-9]+", text) for text in stats), stats
         assert "edit" in _texts(browser, ".user_message .text")
+        fold = browser.find_element(By.CSS_SELECTOR, ".turn-patch summary")
+        assert fold.text == "turn 1: the whole patch"
+        fold.click()
+        _until(browser, lambda d: d.find_elements(By.CSS_SELECTOR, ".turn-patch .diff .line-add"))
+        files = _texts(browser, ".turn-patch .diff .file")
+        assert len([text for text in files if text.startswith("+++ ")]) == 2, files
 
 
 def test_a_live_thread_grows_without_reload(db: Path, workspace: Path, browser: Any) -> None:

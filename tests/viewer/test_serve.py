@@ -337,3 +337,16 @@ def test_the_snapshot_is_gzipped_and_the_event_stream_is_not(db: Path) -> None:
             assert answer.readline() == b"event: snapshot\n"
         finally:
             connection.close()
+
+
+def test_a_turn_s_whole_patch(db: Path) -> None:
+    thread_id, items = stored(db)
+    paths = sorted({p for i in items if i["kind"] == "file_change" for p in i.get("paths", [])})
+    with served(db) as port:
+        whole = _json(port, f"/api/threads/{thread_id}/turns/1/patch")
+        assert whole["turn"] == 1
+        assert sorted(whole["files"]) == paths
+        for path in paths:
+            assert f"+++ {path}" in whole["patch"]
+        assert _get(port, f"/api/threads/{thread_id}/turns/2/patch")[0] == 404
+        assert _get(port, f"/api/threads/{thread_id}/turns/x/patch")[0] == 404

@@ -13,6 +13,9 @@ Routes:
   (its stored items through the wire projection).
 * ``GET /api/threads/{id}/items/{item_id}``: one item in full, as the store keeps it (a
   file change's ``diff_str``, a command's ``output``: what the wire leaves out, on demand).
+* ``GET /api/threads/{id}/turns/{n}/patch``: what turn ``n`` did to the files, as one unified
+  patch (:func:`~acp_adapters.history.turn_patches.turn_patch`, from the log's evidence), with
+  each file's path and operation; 409 when the log lacks a file's whole text.
 * ``GET /api/settings``: ``{"prompts": true}`` when the page may queue prompts.
 * ``POST /api/threads/{id}/prompts`` (only with a prompt token, see :func:`create_app`):
   queues a prompt to the thread.
@@ -44,6 +47,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from .._json import dumps
+from ..history.turn_patches import MissingEvidence, thread_turn_files, turn_patch
 from ..store.base import Store, Thread, ThreadNotFound
 from ..wire.projection import wire_snapshot
 from .guard import Guard
@@ -213,6 +217,32 @@ def create_app(
                 return _json({"item": stored})
         return _error(404, f"the thread has no item {wanted!r}")
 
+    async def whole_turn(request: Request) -> Response:
+        found = await find(request)
+        if found is None:
+            return no_thread(request)
+        try:
+            index = int(request.path_params["turn"])
+        except ValueError:
+            return _error(404, "a turn is a number, from 1")
+        turns = await store.turns(found.id)
+        if not any(t.index == index for t in turns):
+            return _error(404, f"the thread has no turn {index} (it has {len(turns)})")
+        try:
+            files = await thread_turn_files(store, found.id, index)
+        except MissingEvidence as error:
+            return _error(409, str(error))
+        # Off the event loop, and capped: one browser's large patch never stalls another.
+        text = await anyio.to_thread.run_sync(lambda: turn_patch(files))
+        return _json(
+            {
+                "turn": index,
+                "patch": text,
+                "files": [f.path for f in files],
+                "operations": {f.path: f.operation for f in files},
+            }
+        )
+
     async def settings(request: Request) -> Response:
         return _json({"prompts": prompt_token is not None})
 
@@ -284,6 +314,7 @@ def create_app(
             Route("/api/threads/{thread}/snapshot", snapshot),
             Route("/api/threads/{thread}/items/{item}", item),
             Route("/api/threads/{thread}/events", events),
+            Route("/api/threads/{thread}/turns/{turn}/patch", whole_turn),
             Route("/api/threads/{thread}/prompts", prompt, methods=["POST"]),
         ],
         # gzip for what is worth it (the snapshot, the script), never the event stream.

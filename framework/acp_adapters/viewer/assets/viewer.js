@@ -270,9 +270,36 @@
     return node;
   }
 
+  function turnPatch(turn) {
+    // A turn's whole patch, after its last item: fetched when its fold is opened.
+    const node = el("li", "item turn-patch");
+    node.dataset.id = "turn-" + turn;
+    node.appendChild(foldable("turn-" + turn, "turn " + turn + ": the whole patch",
+      opened.has("turn-" + turn + "turn " + turn + ": the whole patch"), function (body) {
+        body.appendChild(el("p", "note", "loading…"));
+        getJSON(base + "/turns/" + turn + "/patch").then(function (whole) {
+          body.replaceChildren();
+          if (whole.patch) drawPatch(body, whole.patch);
+          else body.appendChild(el("p", "note", "no file changed"));
+        }).catch(function (error) {
+          body.replaceChildren(el("p", "note", String(error.message || error)));
+        });
+      }));
+    return node;
+  }
+
   function drawAll() {
     const list = document.getElementById("items");
-    list.replaceChildren.apply(list, items.map(drawItem));
+    const nodes = [];
+    items.forEach(function (item, index) {
+      nodes.push(drawItem(item));
+      const next = items[index + 1];
+      const edits = items.some(function (other) {
+        return other.turn === item.turn && other.kind === "file_change";
+      });
+      if (item.turn && edits && (!next || next.turn !== item.turn)) nodes.push(turnPatch(item.turn));
+    });
+    list.replaceChildren.apply(list, nodes);
     // When the first item was drawn: the page's budget is measured by it (docs/viewer.md).
     if (items.length && !performance.getEntriesByName("acp-first-item").length) {
       performance.mark("acp-first-item");
@@ -285,7 +312,7 @@
     const old = Array.prototype.find.call(list.children, function (node) {
       return node.dataset.id === id;
     });
-    if (index < 0 || !old || list.children[index] !== old) {
+    if (index < 0 || !old) {
       drawAll();
       return;
     }
