@@ -11,6 +11,7 @@ import json
 import re
 import socket
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -350,3 +351,32 @@ def test_a_turn_s_whole_patch(db: Path) -> None:
             assert f"+++ {path}" in whole["patch"]
         assert _get(port, f"/api/threads/{thread_id}/turns/2/patch")[0] == 404
         assert _get(port, f"/api/threads/{thread_id}/turns/x/patch")[0] == 404
+
+
+def test_a_session_queued_by_sessions_send_is_listed_with_its_prompt_waiting(
+    tmp_path: Path,
+) -> None:
+    store = tmp_path / "sent.db"
+    queued = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "acp_adapters",
+            "sessions",
+            "send",
+            "later",
+            "--command",
+            "/no/agent/runs/it/yet",
+            "--store",
+            str(store),
+            "do it later",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert queued.returncode == 0, queued.stderr
+    with served(store) as port:
+        (row,) = _json(port, "/api/threads")["threads"]
+        assert (row["name"], row["status"], row["turns"]) == ("later", "queued", 0)
+        assert _json(port, f"/api/threads/{row['id']}/snapshot")["items"] == []

@@ -9,7 +9,6 @@ or a turn the evidence cannot patch, is a tool error (``is_error``) naming it.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
@@ -20,7 +19,6 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field, TypeAdapter
 
 from ..diff import DEFAULT_MAX_EDITS
-from ..errors import ListenError
 from ..history.turn_patches import MissingEvidence, thread_turn_files
 from ..history.turn_patches import turn_patch as _turn_patch
 from ..plugin.manager import get_plugin_manager
@@ -28,6 +26,7 @@ from ..plugin.providers import Provider, ProviderRegistry
 from ..projection.text import DEFAULT_MAX_CHARS, timeline_text
 from ..store.base import Store, Thread, ThreadNotFound
 from ..timeline.items import TimelineItem
+from ..transport.listening import loopback_socket, socket_url
 
 #: The most characters one ``read_thread`` page may hold.
 MAX_CHARS_LIMIT = 200_000
@@ -190,24 +189,13 @@ async def run_server(
         return
     import uvicorn
 
-    # The socket is bound here, before uvicorn starts: a port that is taken is an error of
-    # its own (uvicorn would log it and exit the process), and port 0 has its number.
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(("127.0.0.1", port))
-        listening.listen(128)
-    except OSError as error:
-        listening.close()
-        raise ListenError(
-            f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}", port=port
-        ) from None
+    listening = loopback_socket(port)  # a port that is taken fails here, with its reason
     with listening:
         app = server.streamable_http_app(host="127.0.0.1")
         # Its own log stays quiet: a request's line is not the operator's business here.
         config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
         if on_listening is not None:
-            on_listening(f"http://127.0.0.1:{listening.getsockname()[1]}/mcp")
+            on_listening(socket_url(listening, "/mcp"))
         await uvicorn.Server(config).serve(sockets=[listening])
 
 

@@ -4,14 +4,13 @@ error of its own."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from types import FrameType
 
 import uvicorn
 from starlette.types import ASGIApp
 
-from ..errors import ListenError
+from ..transport.listening import loopback_socket, socket_url
 from .app import Stopping
 
 
@@ -42,16 +41,7 @@ async def serve_app(
 
     :raises ListenError: the port cannot be listened on (taken, or not allowed).
     """
-    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listening.bind(("127.0.0.1", port))
-        listening.listen(128)
-    except OSError as error:
-        listening.close()
-        raise ListenError(
-            f"cannot listen on 127.0.0.1:{port}: {error.strerror or error}", port=port
-        ) from None
+    listening = loopback_socket(port)  # a port that is taken fails here, with its reason
     with listening:
         config = uvicorn.Config(
             app,
@@ -62,5 +52,5 @@ async def serve_app(
             timeout_graceful_shutdown=5,
         )
         if on_listening is not None:
-            on_listening(f"http://127.0.0.1:{listening.getsockname()[1]}/")
+            on_listening(socket_url(listening))
         await _Server(config, stopping).serve(sockets=[listening])
