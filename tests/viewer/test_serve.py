@@ -9,6 +9,7 @@ import gzip
 import http.client
 import json
 import re
+import shlex
 import socket
 import subprocess
 import sys
@@ -380,3 +381,23 @@ def test_a_session_queued_by_sessions_send_is_listed_with_its_prompt_waiting(
         (row,) = _json(port, "/api/threads")["threads"]
         assert (row["name"], row["status"], row["turns"]) == ("later", "queued", 0)
         assert _json(port, f"/api/threads/{row['id']}/snapshot")["items"] == []
+
+
+def test_a_session_that_run_s_kept_is_drawn_from_its_store(tmp_path: Path) -> None:
+    store = tmp_path / "run.db"
+    agent = shlex.join([sys.executable, str(ROOT / "tests" / "agents" / "cli_agent.py")])
+    run = ["run", "-s", "kept", "--command", agent, "--store", str(store), "--cwd", str(tmp_path)]
+    ran = subprocess.run(
+        [sys.executable, "-m", "acp_adapters", *run, "hello"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert ran.returncode == 0, ran.stderr
+    with served(store) as port:
+        (row,) = _json(port, "/api/threads")["threads"]
+        assert (row["name"], row["turns"], row["status"]) == ("kept", 1, "completed")
+        snapshot = _json(port, f"/api/threads/{row['id']}/snapshot")
+        kinds = [item["kind"] for item in snapshot["items"]]
+        assert "user_message" in kinds
+        assert "assistant_message" in kinds
