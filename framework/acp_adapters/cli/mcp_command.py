@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-import anyio
 import click
 
-from ..errors import ListenError
-from ..store.open import default_store, open_store
-from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
+from ..store.base import Store
+from .serving import missing_extra, serve_store
 
 
 @click.command()
@@ -39,30 +37,13 @@ def mcp(store: str | None, transport: str, port: int) -> None:
     try:
         from ..mcp_server import create_server, run_server
     except ImportError as error:
-        raise Failure(
-            f"the MCP SDK is not installed ({error}): pip install 'acp-adapters[mcp]'",
-            EXIT_USAGE,
-        ) from None
+        raise missing_extra("the MCP SDK", "mcp", error) from None
     mode: Literal["stdio", "http"] = "http" if transport == "http" else "stdio"
 
     def listening(url: str) -> None:
         click.echo(f"Serving MCP at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
 
-    async def serve() -> None:
-        from ..store.base import StoreNotFound
-        from .sessions import missing_store
+    async def serve(opened: Store) -> None:
+        await run_server(create_server(opened), mode, port=port, on_listening=listening)
 
-        try:
-            # The server only reads: it makes no store (a typo must not serve an empty one).
-            found = await open_store(store if store is not None else default_store(), create=False)
-        except StoreNotFound as error:
-            raise missing_store(error, store, None) from None
-        async with found as opened:
-            try:
-                await run_server(create_server(opened), mode, port=port, on_listening=listening)
-            except ListenError as error:
-                raise Failure(
-                    f"{error}: stop what holds it, or pass another --port", EXIT_LISTEN
-                ) from None
-
-    anyio.run(serve)
+    serve_store(store, serve)

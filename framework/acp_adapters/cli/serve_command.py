@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import secrets
 
-import anyio
 import click
 
-from ..errors import ListenError
-from ..store.open import default_store, open_store
-from .errors import EXIT_LISTEN, EXIT_USAGE, Failure
+from ..store.base import Store
+from .serving import missing_extra, serve_store
 
 
 @click.command()
@@ -37,38 +35,20 @@ def serve(store: str | None, port: int, allow_prompts: bool) -> None:
     try:
         from ..viewer import Stopping, create_app, serve_app
     except ImportError as error:
-        raise Failure(
-            f"the viewer's web server is not installed ({error}): "
-            "pip install 'acp-adapters[serve]'",
-            EXIT_USAGE,
-        ) from None
+        raise missing_extra("the viewer's web server", "serve", error) from None
 
     def listening(url: str) -> None:
         click.echo(f"Serving the threads at {url} (on 127.0.0.1 only; Ctrl-C stops)", err=True)
         if token is not None:
             click.echo(f"Prompts are allowed with this run's token: {token}", err=True)
 
-    async def run() -> None:
-        from ..store.base import StoreNotFound
-        from .sessions import missing_store
+    async def run(opened: Store) -> None:
+        stopping = Stopping()
+        await serve_app(
+            create_app(opened, stopping=stopping, prompt_token=token),
+            port=port,
+            on_listening=listening,
+            stopping=stopping,
+        )
 
-        try:
-            # The viewer only reads: it makes no store (a typo must not serve an empty one).
-            found = await open_store(store if store is not None else default_store(), create=False)
-        except StoreNotFound as error:
-            raise missing_store(error, store, None) from None
-        async with found as opened:
-            try:
-                stopping = Stopping()
-                await serve_app(
-                    create_app(opened, stopping=stopping, prompt_token=token),
-                    port=port,
-                    on_listening=listening,
-                    stopping=stopping,
-                )
-            except ListenError as error:
-                raise Failure(
-                    f"{error}: stop what holds it, or pass another --port", EXIT_LISTEN
-                ) from None
-
-    anyio.run(run)
+    serve_store(store, run)
