@@ -120,3 +120,12 @@ async def test_connect_still_takes_a_flat_keyword_of_before(workspace: Path) -> 
             command=fake_agent("echo"), cwd=workspace, max_line_bytes=32 * 1024
         ) as session:
             assert session.connection.max_line_bytes == 32 * 1024
+
+
+async def test_a_keyword_an_opening_method_does_not_take_is_a_type_error(workspace: Path) -> None:
+    async with acp_adapters.connect(command=fake_agent("echo"), cwd=workspace) as session:
+        with pytest.raises(TypeError, match="'cwdd'"):
+            await session.agent.new_session(cwdd=str(workspace))  # type: ignore[call-arg]
+        with pytest.raises(TypeError, match="'mcp_server'"):
+            await session.load_session("s", mcp_server=[])  # type: ignore[call-arg]
+        assert len(session.agent.sessions) == 1  # nothing was opened

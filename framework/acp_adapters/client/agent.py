@@ -99,6 +99,14 @@ class SessionPlace(SessionOpening, total=False):
     additional_directories: Sequence[str] | None
 
 
+def check_keywords(method: str, given: Mapping[str, Any], taken: Any) -> None:
+    """A keyword ``method`` does not take (those of the TypedDict ``taken``) is a
+    :class:`TypeError`, as Python's own check of a signature would raise."""
+    unknown = sorted(set(given) - (taken.__required_keys__ | taken.__optional_keys__))
+    if unknown:
+        raise TypeError(f"{method}() got an unexpected keyword argument {unknown[0]!r}")
+
+
 class ConnectionLimits(TypedDict):
     """The bounds of an agent's connection (see :class:`~acp_adapters.client.Limits`): kept,
     for another connection of the same agent (a reconnect)."""
@@ -719,6 +727,7 @@ class Agent(AgentBase):
 
     def _settings(self, place: SessionPlace) -> SessionSettings | None:
         """The settings of a session opened in ``place`` (None: ``connect``'s)."""
+        check_keywords("the agent's session opening", place, SessionPlace)
         cwd = place.get("cwd")
         additional_directories = place.get("additional_directories")
         mcp_servers = place.get("mcp_servers")

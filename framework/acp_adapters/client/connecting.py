@@ -318,54 +318,36 @@ async def connect(
         agent offers ``session/resume``, else loaded (``session/load``, its history
         replayed and marked ``replayed``); :class:`CapabilityError` when it offers neither.
     :param login: ``async (LoginCommand) -> exit status``: runs a terminal login method
-        (``authenticate`` with one); given, the client offers ``auth.terminal``.
-        :func:`~acp_adapters.client.auth.run_login_here` runs it on this terminal.
+        (:func:`~acp_adapters.client.auth.run_login_here` runs it on this terminal).
     :param unstable: allow the unstable methods of the schema (``session/fork``).
-    :param store: keep the session in a store (a :class:`~acp_adapters.store.Store`, or
-        what :func:`~acp_adapters.store.open_store` opens: a SQLite path, a
-        ``postgresql://`` URL): its thread's event log, items and turns, committed as
-        they come (``session.thread``).
-    :param thread: the thread (an id, or a name) to go on with: read back from the store,
-        and its agent session resumed (else loaded, without its history twice; an agent
-        that no longer has it, -32002, gets a new session for the thread, noted in its
-        timeline); a name no thread has yet starts a new thread of that name (not kept
-        when the session ends without a turn). Without it, a new thread. A name is neither
-        empty, nor only spaces, nor holds a control character
-        (:class:`~acp_adapters.store.InvalidThreadName`).
+    :param store: keep the session in a store (a :class:`~acp_adapters.store.Store`, or a
+        SQLite path or ``postgresql://`` URL :func:`~acp_adapters.store.open_store` opens).
+    :param thread: the thread (an id, or a name) to go on with, read back from the store
+        (docs/store.md); a name no thread has yet starts a thread of that name. Without
+        it, a new thread.
     :param reconnect: a prompt sent after the agent went away (it crashed) starts the agent
         again and opens the session on it (resumed, else loaded), the timeline going on;
         default: when the session is kept in a store.
-    :param observe: called with ``("out" | "in", message)`` for every message, as it goes,
-        with ``("raw", text)`` for each line the agent printed that was not JSON, with
-        ``("disk", {"toolCallId", "path", "phase", "content"})`` for each file read around an
-        edit (``disk_patches``), and with ``("exit", {"code", "stderr"})`` when the agent
-        exits on its own.
+    :param observe: called with each event of the traffic, ``(direction, payload)``, as it
+        goes (see :meth:`Agent.saw <acp_adapters.client.agent.Agent.saw>`; the same as
+        ``session.agent.on_traffic``, without the time).
     :param record: a capture file to write the session's traffic to, as it goes (the
         workspace written ``<workspace>``, the home folder ``<home>``).
     :param disk_patches: read the files an edit names as it starts and as it completes, for
-        its true patch. ``False`` reads nothing; a callable ``(path) -> text | None`` is read
-        instead of the disk (a replay reads what its capture recorded: no agent edits the
-        disk then).
+        its true patch; ``False`` reads nothing; a callable ``(path) -> text | None`` is
+        read instead of the disk.
     :param terminals: what answers the agent's ``terminal/*`` requests:
-        ``(workspace, task_group) -> TerminalBackend``. Default: real processes in the
-        session's folder (after the policy allowed each command); a replay answers from
-        its capture and runs nothing.
-    :param mcp_servers: the MCP servers the agent may use, sent with ``session/new`` (and
-        ``load``, ``resume``): :class:`McpServer` values, or ``mcpServers`` entries with
-        their ``name``. Each must be of a transport the agent takes (stdio; http and sse when
-        its capabilities say so), else :class:`~acp_adapters.errors.McpServerError`.
-    :param checkpoints: checkpoint the session's folders (the true before and after of every
-        file, whoever wrote it: see docs/sessions.md): as the session opens, at each turn's
-        start and end, as each edit tool call completes, and on ``session.checkpoint()``.
-        ``True`` or a :class:`~acp_adapters.client.checkpointing.Checkpointing` (where the
-        store is, what to leave out, the caps); ``False`` takes none. Default: on when
-        ``disk_patches`` is ``True``. A replay gives the capture's
-        (:class:`~acp_adapters.client.checkpointing.RecordedCheckpoints`).
-    :param subreaper: on Linux, make this process a child subreaper (once, for the whole
-        process, see :func:`~acp_adapters.transport.families.become_subreaper`), so that
-        what the agent and its terminals leave orphaned is reparented here, and reaped
-        when the session kills it. Either way, what they detached is found and killed at
-        close where /proc shows it.
+        ``(workspace, task_group) -> TerminalBackend``; default: real processes.
+    :param mcp_servers: the MCP servers the agent may use (:class:`McpServer` values, or
+        ``mcpServers`` entries), each of a transport the agent takes, else
+        :class:`~acp_adapters.errors.McpServerError`.
+    :param checkpoints: checkpoint the session's folders, the true before and after of
+        every file (docs/sessions.md): ``True`` or a
+        :class:`~acp_adapters.client.checkpointing.Checkpointing`; default: on when
+        ``disk_patches`` is ``True``.
+    :param subreaper: on Linux, make this process a child subreaper
+        (:func:`~acp_adapters.transport.families.become_subreaper`): what the agent leaves
+        orphaned is reaped here when the session kills it.
     :param limits: how much the agent may send and the session keep (:class:`Limits`:
         the longest line, the most values in one, the requests in progress at once, the file
         content kept, the terminals).
@@ -378,7 +360,7 @@ async def connect(
         release, each with a :class:`DeprecationWarning`.
     :raises AgentNotFoundError: the agent's command does not exist, or cannot be executed
         (not a program, no permission).
-    :raises StartTimeoutError: the agent did not start within ``start_timeout``.
+    :raises StartTimeoutError: the agent did not start within ``Timeouts.start``.
     :raises ProtocolVersionError: the agent speaks neither version.
     :raises AuthenticationRequiredError: the agent wants authentication before a session.
     :raises ConnectionClosed: the agent exited (with its exit status and stderr tail).

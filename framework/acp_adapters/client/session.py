@@ -76,7 +76,7 @@ from ..store.base import (
 from ..timeline.timeline import Timeline, session_json
 from ..transport import AgentProcess, Connection, ConnectionClosed, Problem, RpcError
 from ..workspace.objects import CheckpointError
-from .agent import CLIENT_INFO, Agent, SessionPage, auth_required
+from .agent import CLIENT_INFO, Agent, SessionOpening, SessionPage, auth_required, check_keywords
 from .agent_requests import (
     AgentRequests,
     AskCallback,
@@ -100,7 +100,6 @@ from .workspace import RESOURCE_NOT_FOUND, MissingFileRead, Workspace
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from .agent import SessionOpening
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -407,7 +406,8 @@ class Session:
         return params
 
     def reopen(self) -> None:
-        """Closed here before, the session is opened again on its agent."""
+        """Closed here before, the session is opened again on its agent (its terminals can
+        be made again); :meth:`Agent.load_session` and the others call it."""
         self.closed = False
         if self.agent.task_group is not None:
             self.answers.start(self.agent.task_group)
@@ -467,6 +467,7 @@ class Session:
         :param mcp_servers: the MCP servers for this session (default: ``connect``'s).
         :raises McpServerError: a server the agent does not take (nothing is sent).
         """
+        check_keywords("new_session", opening, SessionOpening)
         if self.session_id is not None:
             raise AcpAdaptersError(
                 f"this session is {self.session_id!r}: session.agent.new_session() opens "
@@ -495,6 +496,7 @@ class Session:
 
         :raises CapabilityError: the agent does not offer it.
         """
+        check_keywords("load_session", opening, SessionOpening)
         self._may_open(session_id)
         if self.version == 2:
             await self.resume_session(session_id, replay=True, **opening)
@@ -511,6 +513,7 @@ class Session:
 
         :raises CapabilityError: the agent does not offer it.
         """
+        check_keywords("resume_session", opening, SessionOpening)
         self._may_open(session_id)
         self.agent.require("session/resume")
         params = self._session_params(opening.get("mcp_servers"), sessionId=session_id)
@@ -524,6 +527,7 @@ class Session:
 
         :raises CapabilityError: the agent can do neither.
         """
+        check_keywords("open_session", opening, SessionOpening)
         if self.agent.offers("session/resume"):
             await self.resume_session(session_id, **opening)
         elif self.agent.offers("session/load"):
@@ -880,6 +884,7 @@ class Session:
         return stream
 
     def end_changes(self) -> None:
+        """End every stream of :meth:`changes` (the session closed, or its agent went)."""
         for end in list(self._watchers):
             end()
 
@@ -915,7 +920,8 @@ class Session:
             self._catch_up()
 
     def connection_drained(self) -> None:
-        """Every message read is handled: catch up now, or soon if that was just done."""
+        """Every message the connection read is handled (the agent calls it): catch up now,
+        or soon if that was just done."""
         if not self.projector.stale:
             return  # the timeline holds every message handled (one update alone: the usual)
         if time.monotonic() - self._caught_up >= CATCH_UP_SECONDS:
