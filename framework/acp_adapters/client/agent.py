@@ -81,6 +81,10 @@ class TrafficEvent(NamedTuple):
     at: float
 
 
+#: What an extension's params, or a request's ``_meta``, are given as: a mapping, or none.
+Fields = Mapping[str, Any] | None
+
+
 class SessionOpening(TypedDict, total=False):
     """What the request that opens a session is given besides the session's id (each method
     of a session that opens it takes these keywords): its MCP servers (left out: the
@@ -866,11 +870,7 @@ class Agent(AgentBase):
     # --- extensions ---------------------------------------------------------------------------
 
     async def call_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
+        self, method: str, params: Fields = None, *, meta: Fields = None
     ) -> Any:
         """Call one of the agent's extension methods (its name starts with ``_``); its result.
 
@@ -881,11 +881,7 @@ class Agent(AgentBase):
         return await self.request(method, dict(params or {}), meta)
 
     async def notify_extension(
-        self,
-        method: str,
-        params: Mapping[str, Any] | None = None,
-        *,
-        meta: Mapping[str, Any] | None = None,
+        self, method: str, params: Fields = None, *, meta: Fields = None
     ) -> bool:
         """Send an extension notification (its name starts with ``_``); whether it was sent
         (never waiting on an agent that stopped reading)."""

@@ -68,7 +68,7 @@ from ..transport.jsonrpc import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_PENDING_REQUESTS,
 )
-from .agent import Agent, ProjectedWith
+from .agent import Agent, ConnectionLimits, ProjectedWith
 from .agent_requests import (
     AskCallback,
     DiskReader,
@@ -123,6 +123,14 @@ class Limits:
     max_pending_requests: int = DEFAULT_MAX_PENDING_REQUESTS
     content_budget: int = CONTENT_BUDGET
     max_terminals: int = DEFAULT_MAX_TERMINALS
+
+    def connection(self) -> ConnectionLimits:
+        """The bounds of the agent's connection, as :class:`~.agent.Agent` takes them."""
+        return {
+            "max_line_bytes": self.max_line_bytes,
+            "max_elements": self.max_elements,
+            "max_pending_requests": self.max_pending_requests,
+        }
 
 
 @dataclass(frozen=True)
@@ -633,9 +641,7 @@ async def _owner(
         agent_env=agent_env,
         settings=settings,
         observe=observe_all if observers else None,
-        max_line_bytes=limits.max_line_bytes,
-        max_elements=limits.max_elements,
-        max_pending_requests=limits.max_pending_requests,
+        **limits.connection(),
         login=login,
         unstable=unstable,
         **projecting,
