@@ -14,7 +14,8 @@ Routes:
 * ``GET /api/threads/{id}/items/{item_id}``: one item in full, as the store keeps it (a
   file change's ``diff_str``, a command's ``output``: what the wire leaves out, on demand).
 * ``GET /api/threads/{id}/turns/{n}/patch``: what turn ``n`` did to the files, as one unified
-  patch (:func:`~acp_adapters.history.turn_patches.turn_patch`, from the log's evidence), with
+  patch (:func:`~acp_adapters.history.turn_patches.turn_patch`: from the turn's checkpoints
+  where the log has them, else from its other evidence), with
   each file's path and operation; 409 when the log lacks a file's whole text.
 * ``GET /api/settings``: ``{"prompts": true}`` when the page may queue prompts.
 * ``POST /api/threads/{id}/prompts`` (only with a prompt token, see :func:`create_app`):
