@@ -47,6 +47,22 @@ class Seconds(click.FloatRange):
 SECONDS = Seconds()
 
 
+#: What ``--store`` says when a command's own words do not differ.
+STORE_HELP = "The store: a SQLite file or a postgresql:// URL (default: the one `run -s` uses)."
+
+
+def store_option(help: str = STORE_HELP) -> Callable[[F], F]:
+    """``--store PATH_OR_URL``, for the commands that read or keep sessions in a store (None:
+    the default store, the one ``run -s`` uses)."""
+
+    def add(function: F) -> F:
+        return click.option("--store", "store", metavar="PATH_OR_URL", default=None, help=help)(
+            function
+        )
+
+    return add
+
+
 def start_timeout_option(function: F) -> F:
     """``--start-timeout SECONDS``, for the commands that start an agent (they load the
     client anyway: its default is the client's)."""

@@ -7,16 +7,12 @@ import secrets
 import click
 
 from ..store.base import Store
+from .options import store_option
 from .serving import missing_extra, serve_store
 
 
 @click.command()
-@click.option(
-    "--store",
-    metavar="PATH_OR_URL",
-    default=None,
-    help="The store: a SQLite file or a postgresql:// URL (default: the one `run -s` uses).",
-)
+@store_option()
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),

@@ -45,20 +45,17 @@ from ..store.base import (
 from ..store.open import STORE_ENV, default_store, default_store_path, open_store
 from ..timeline.items import TimelineItem
 from .errors import EXIT_CONFLICT, EXIT_USAGE, Failure
+from .options import store_option
 from .render import Renderer, printable
 from .rows import dumps, dumps_line, item_rows
 
 _ITEMS: TypeAdapter[TimelineItem] = TypeAdapter(TimelineItem)
 
 
-def _store_option(function: Any) -> Any:
-    return click.option(
-        "--store",
-        "store",
-        metavar="PATH_OR_URL",
-        help="The store: a SQLite file or a postgresql:// URL (default: a SQLite file in "
-        "your data folder, or ACP_ADAPTERS_STORE).",
-    )(function)
+_store_option = store_option(
+    "The store: a SQLite file or a postgresql:// URL (default: a SQLite file in "
+    "your data folder, or ACP_ADAPTERS_STORE)."
+)
 
 
 async def _thread(store: Store, name: str) -> Thread:

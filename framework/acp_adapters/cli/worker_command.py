@@ -10,17 +10,15 @@ import click
 from ..store.base import LEASE_SECONDS
 from ..store.open import default_store, redact
 from ..worker import DEFAULT_CONCURRENCY, DEFAULT_GRACE, DEFAULT_IDLE, run_worker
+from .options import store_option
 
 _SECONDS = click.FloatRange(0, 86400)
 
 
 @click.command()
-@click.option(
-    "--store",
-    metavar="PATH_OR_URL",
-    default=None,
-    help="The store: a postgresql:// URL (workers on several machines) or a SQLite file "
-    "(default: the one `run -s` uses).",
+@store_option(
+    "The store: a postgresql:// URL (workers on several machines) or a SQLite file "
+    "(default: the one `run -s` uses)."
 )
 @click.option(
     "--concurrency",
