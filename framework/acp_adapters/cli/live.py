@@ -345,7 +345,7 @@ async def run_session(
 
     :raises Stopped: a signal stopped the run (the agent was killed).
     """
-    policy = approve if isinstance(approve, Policy) else Policy(name=approve)
+    policy = Policy.of(approve)
     folder = os.path.abspath(cwd)
     renderer = Renderer(roots=(folder, os.path.realpath(folder)))
     printer = StreamPrinter(renderer) if output == "text" else None

@@ -120,6 +120,25 @@ class ConnectionLimits(TypedDict):
     max_pending_requests: int
 
 
+@dataclass(frozen=True, kw_only=True)
+class AgentLaunch:
+    """How an agent is started and spoken to: made once by ``connect``, and started again
+    the same way by :meth:`Agent.restarted` (a reconnect)."""
+
+    #: The command that starts it (a tuple).
+    command: tuple[str, ...]
+    #: Its environment (what ``connect`` kept of this process's, and what it was given).
+    env: Mapping[str, str]
+    #: The settings of the sessions opened on it.
+    settings: SessionSettings
+    #: The bounds of its connection.
+    limits: ConnectionLimits
+    #: What runs a terminal login method (:meth:`Agent.login`), if anything may.
+    login: LoginCallback | None = None
+    #: Whether the unstable methods of the schema (``session/fork``) may be used.
+    unstable: bool = False
+
+
 @dataclass(frozen=True)
 class SessionPage:
     """One page of the agent's sessions (``session/list``): each a ``SessionInfo``
@@ -230,43 +249,24 @@ class Agent(AgentBase):
     """A running agent: its process, its connection, and the sessions opened on it."""
 
     process: AgentProcess
-    #: The command that started it (a tuple).
-    command: Sequence[str]
-    agent_env: Mapping[str, str]
-    settings: SessionSettings
-    #: Called with each event of the traffic, ``(direction, payload)``.
-    observe: InitVar[Callable[[str, Any], None] | None]
-    max_line_bytes: InitVar[int]
-    max_elements: InitVar[int]
-    max_pending_requests: InitVar[int]
+    #: What it was started with (a restart starts the same again).
+    launch: AgentLaunch
     #: What the sessions it opens are (:class:`~.session.Session`, given by ``connect``:
     #: the agent module does not import the session's).
     session_class: type[Session]
-    login: InitVar[LoginCallback | None] = None
-    unstable: bool = False
+    #: Called with each event of the traffic, ``(direction, payload)``.
+    observe: InitVar[Callable[[str, Any], None] | None] = None
 
-    def __post_init__(
-        self,
-        observe: Callable[[str, Any], None] | None,
-        max_line_bytes: int,
-        max_elements: int,
-        max_pending_requests: int,
-        login: LoginCallback | None,
-    ) -> None:
-        self.command = tuple(self.command)
-        self._login = login
+    def __post_init__(self, observe: Callable[[str, Any], None] | None) -> None:
         #: Whose each event of the connection's traffic is: the one decision, for the
         #: projection and the answers alike.
         self.router = Router()
+        #: The command that started it, and its environment (the launch's).
+        self.command = self.launch.command
+        self.agent_env = self.launch.env
         #: The updates the router delivered whose side effects (disk reads around an
         #: edit) the connection has not handled yet.
         self._unsettled: deque[Delivery] = deque(maxlen=MAX_UNSETTLED)
-        #: The connection's bounds, for another connection of the same agent (a reconnect).
-        self.limits = ConnectionLimits(
-            max_line_bytes=max_line_bytes,
-            max_elements=max_elements,
-            max_pending_requests=max_pending_requests,
-        )
         self.connection = Connection(
             self.process.stdout,
             self.process.stdin,
@@ -275,7 +275,7 @@ class Agent(AgentBase):
             on_problem=self._problem,
             on_message=self.saw,
             on_drained=self._drained,
-            **self.limits,
+            **self.launch.limits,
         )
         #: The agents started again after this one went away (:meth:`restarted`): they are
         #: shut down with it.
@@ -331,13 +331,13 @@ class Agent(AgentBase):
             if self.version == 2:
                 return bool(self.login_methods)
             return agent_offers("logout", 1, self.agent_capabilities)
-        if method == "session/fork" and not self.unstable:
+        if method == "session/fork" and not self.launch.unstable:
             return False
         return agent_offers(method, self.version, self.agent_capabilities)
 
     def require(self, method: str) -> None:
         """:class:`CapabilityError` unless the agent takes ``method``."""
-        if method == "session/fork" and not self.unstable:
+        if method == "session/fork" and not self.launch.unstable:
             raise CapabilityError(
                 "session/fork is unstable: pass connect(unstable=True) to use it", method
             )
@@ -354,18 +354,12 @@ class Agent(AgentBase):
         ``reconnect``)."""
         command = tuple(command) if command is not None else self.command
         process = await AgentProcess.start(
-            list(command), cwd=self.settings.workspace.cwd, env=dict(self.agent_env)
+            list(command), cwd=self.launch.settings.workspace.cwd, env=dict(self.agent_env)
         )
-        # Made as this one was (its provider, settings, environment), but in the new
-        # process; what it does not keep as it was given (its bounds, its login callback)
-        # is given again, and no observer: its listeners are this one's (below).
+        # Made as this one was (its provider, settings, environment, bounds), but in the
+        # new process, and with no observer: its listeners are this one's (below).
         again = replace(
-            self,
-            process=process,
-            command=command,
-            observe=None,
-            login=self._login,
-            **self.limits,
+            self, process=process, launch=replace(self.launch, command=command), observe=None
         )
         again.on_traffic = self.on_traffic  # the same recording, the same store
         again.preferred = self.preferred
@@ -581,7 +575,7 @@ class Agent(AgentBase):
 
     async def initialize(self, preferred: int, *, elicit: bool) -> None:
         self.preferred, self.elicits = preferred, elicit
-        login = self._login is not None
+        login = self.launch.login is not None
         v1_params = {
             "protocolVersion": 1,
             "clientCapabilities": client_capabilities(1, elicit=elicit, login=login),
@@ -662,15 +656,15 @@ class Agent(AgentBase):
         )
 
     async def _terminal_login(self, method: AuthMethod) -> None:
-        if self._login is None:
+        if self.launch.login is None:
             raise AcpAdaptersError(
                 f"login method {method.id!r} runs in a terminal: pass connect(login=...) "
                 "(acp_adapters.client.auth.run_login_here runs it on this terminal)"
             )
         command = login_command(
-            method, self.command, self.agent_env, str(self.settings.workspace.cwd)
+            method, self.command, self.agent_env, str(self.launch.settings.workspace.cwd)
         )
-        status = await self._login(command)
+        status = await self.launch.login(command)
         if status != 0:
             raise AcpAdaptersError(
                 f"the terminal login {method.id!r} failed (exit status {status})"
@@ -716,7 +710,7 @@ class Agent(AgentBase):
                     await closed.answers.close()
                 raise
             return closed
-        session = self.session_class(self, settings or self.settings, primed=True)
+        session = self.session_class(self, settings or self.launch.settings, primed=True)
         self.add_session(session)
         if self.task_group is not None:
             session.answers.start(self.task_group)
@@ -737,7 +731,7 @@ class Agent(AgentBase):
         mcp_servers = place.get("mcp_servers")
         if cwd is None and additional_directories is None and mcp_servers is None:
             return None
-        return self.settings.with_folders(cwd, additional_directories, mcp_servers)
+        return self.launch.settings.with_folders(cwd, additional_directories, mcp_servers)
 
     async def _earlier(
         self,
@@ -832,7 +826,7 @@ class Agent(AgentBase):
         :raises CapabilityError: the agent does not offer it.
         """
         self.require("session/list")
-        params: dict[str, Any] = {"cwd": cwd or str(self.settings.workspace.cwd)}
+        params: dict[str, Any] = {"cwd": cwd or str(self.launch.settings.workspace.cwd)}
         if cursor is not None:
             params["cursor"] = cursor
         return _page(await self.request("session/list", params, meta))
@@ -898,4 +892,4 @@ def _unrouted_update(delivery: Delivery) -> Problem:
     return Problem("other_session", f"session/update for session {str(delivery.named)[:100]!r}")
 
 
-__all__ = ["Agent", "SessionPage", "TrafficEvent", "auth_required", "request_key"]
+__all__ = ["Agent", "AgentLaunch", "SessionPage", "TrafficEvent", "auth_required", "request_key"]

@@ -68,7 +68,7 @@ from ..transport.jsonrpc import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_MAX_PENDING_REQUESTS,
 )
-from .agent import Agent, ConnectionLimits, ProjectedWith
+from .agent import Agent, AgentLaunch, ConnectionLimits, ProjectedWith
 from .agent_requests import (
     AskCallback,
     DiskReader,
@@ -377,10 +377,7 @@ async def connect(
     del moved
     # What a session that takes the thread over (:mod:`.guest`) is opened with.
     arguments = dict(locals())
-    content_budget, max_terminals = limits.content_budget, limits.max_terminals
-    start_timeout, close_grace = timeouts.start, timeouts.close_grace
     move, busy, owner = persistence.move, persistence.busy, persistence.owner
-    run_queued, commit_interval = persistence.run_queued, persistence.commit_interval
     lease_seconds, on_store_error = persistence.lease_seconds, persistence.on_store_error
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
@@ -393,7 +390,6 @@ async def connect(
     if chosen.launch is not None and not chosen.launch.inherit_env:
         inherited = base_environment(os.environ)  # no secret of this process, unless passed
     agent_env = {**inherited, **(chosen.launch.env if chosen.launch else {}), **(env or {})}
-    the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
     if checkpoints is None:
         checkpoints = disk_patches is True
@@ -410,15 +406,23 @@ async def connect(
             taker = replace(taker, ignore=(*taker.ignore, *own))
     settings = SessionSettings(
         workspace=workspace,
-        policy=the_policy,
+        policy=Policy.of(policy),
         ask=ask,
         elicit=elicit,
         missing_file_read=missing_file_read,
         disk_patches=disk_patches,
-        terminals=terminals or partial(Terminals, max_terminals=max_terminals),
-        content_budget=content_budget,
+        terminals=terminals or partial(Terminals, max_terminals=limits.max_terminals),
+        content_budget=limits.content_budget,
         mcp_servers=tuple(as_servers(mcp_servers)),
         checkpoints=taker,
+    )
+    launch = AgentLaunch(
+        command=tuple(command),
+        env=agent_env,
+        settings=settings,
+        limits=limits.connection(),
+        login=login,
+        unstable=unstable,
     )
     if thread is not None:
         check_thread_name(thread)  # before a store is opened or made
@@ -446,7 +450,7 @@ async def connect(
                 chosen,
                 workspace,
                 command,
-                launch_record(the_policy, settings.mcp_servers, protocol),
+                launch_record(settings.policy, settings.mcp_servers, protocol),
                 move=move,
             )
             owner = owner or Owner.here()
@@ -498,25 +502,17 @@ async def connect(
             held,
             found,
             the_store,
-            command=command,
-            projecting=projecting,
-            agent_env=agent_env,
-            settings=settings,
+            launch,
+            projecting,
+            timeouts=timeouts,
+            persistence=persistence,
             record=record,
             observe=observe,
-            limits=limits,
-            login=login,
-            unstable=unstable,
             subreaper=subreaper,
             reconnect=reconnect,
             session_id=session_id,
-            on_store_error=on_store_error,
-            commit_interval=commit_interval,
             protocol=protocol,
             new_session=new_session,
-            run_queued=run_queued,
-            close_grace=close_grace,
-            start_timeout=start_timeout,
         ) as session:
             yield session
     finally:
@@ -563,30 +559,24 @@ async def _owner(
     held: HeldThread | None,
     found: Thread | None,
     the_store: Store | None,
-    *,
-    command: Sequence[str],
+    launch: AgentLaunch,
     projecting: ProjectedWith,
-    agent_env: dict[str, str],
-    settings: SessionSettings,
+    *,
+    timeouts: Timeouts,
+    persistence: Persistence,
     record: str | os.PathLike[str] | None,
     observe: Callable[[str, Any], None] | None,
-    limits: Limits,
-    login: LoginCallback | None,
-    unstable: bool,
     subreaper: bool,
     reconnect: bool | None,
     session_id: str | None,
-    on_store_error: StoreErrorCallback | None,
-    commit_interval: float,
     protocol: int | None,
     new_session: bool,
-    run_queued: bool,
-    close_grace: float,
-    start_timeout: float | None,
 ) -> AsyncIterator[Session]:
     """The session of an agent started here (its thread's lease ``held``, when kept in a
     store): :func:`connect` once the thread is its own."""
+    command, agent_env, settings = launch.command, launch.env, launch.settings
     workspace = settings.workspace
+    start_timeout, close_grace = timeouts.start, timeouts.close_grace
     recorder: CaptureRecorder | None = None
     try:
         if record is not None:
@@ -637,13 +627,8 @@ async def _owner(
     agent = Agent(
         session_class=Session,
         process=process,
-        command=command,
-        agent_env=agent_env,
-        settings=settings,
+        launch=launch,
         observe=observe_all if observers else None,
-        **limits.connection(),
-        login=login,
-        unstable=unstable,
         **projecting,
     )
     # The first session reads the negotiation itself; the others are told of it.
@@ -663,9 +648,9 @@ async def _owner(
                         found,
                         session,
                         session_id,
-                        on_store_error,
+                        persistence.on_store_error,
                         recorder,
-                        commit_interval,
+                        persistence.commit_interval,
                     )
                     session.lease = held
                     task_group.start_soon(writer.run)
@@ -700,7 +685,7 @@ async def _owner(
                         "it was stopped",
                         phase,
                     )
-                if writer is not None and held is not None and run_queued:
+                if writer is not None and held is not None and persistence.run_queued:
                     if session.session_id is not None:
                         # What waits in the thread's queue runs first, in order.
                         while (
@@ -749,10 +734,10 @@ async def _guest(
 
     async with anyio.create_task_group() as task_group:
         guest = GuestSession(
+            store,
+            thread,
+            lease,
             settings=settings,
-            store=store,
-            thread=thread,
-            lease=lease,
             task_group=task_group,
             take_over=take_over,
             **projecting,
@@ -792,9 +777,8 @@ async def enqueue(
     pm = pm or get_plugin_manager()
     registry = ProviderRegistry.collect(pm)
     chosen, command = _agent_of(registry, provider, command)
-    the_policy = policy if isinstance(policy, Policy) else Policy(name=policy)
     workspace = Workspace(cwd, tuple(str(p) for p in additional_directories))
-    launch = launch_record(the_policy, as_servers(mcp_servers), protocol)
+    launch = launch_record(Policy.of(policy), as_servers(mcp_servers), protocol)
     opened = store if isinstance(store, Store) else await open_store(store)
     try:
         # An existing thread keeps how its owner started it.

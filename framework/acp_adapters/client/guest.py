@@ -67,7 +67,8 @@ class _NoAgent(AgentBase):
 
 
 class GuestSession(Session):
-    """A session that queues behind its thread's owner (see the module's documentation).
+    """A session that queues behind its thread's owner (see the module's documentation):
+    of ``thread`` in ``store``, whose owner holds ``lease``.
 
     ``owner`` is the lease of the owner it found; ``queued`` the ids of its prompts, in
     order. What needs an agent (``set_mode``, ``fork``, ...) raises
@@ -75,11 +76,11 @@ class GuestSession(Session):
 
     def __init__(
         self,
-        *,
-        settings: SessionSettings,
         store: Store,
         thread: Thread,
         lease: Lease,
+        *,
+        settings: SessionSettings,
         task_group: Any,
         take_over: Callable[[], Awaitable[None]],
         **projecting: Unpack[ProjectedWith],

@@ -60,6 +60,11 @@ class Policy(BaseModel):
     #: (see :mod:`acp_adapters.plugin.rules`). Given as rules or as their objects.
     rules: tuple[PermissionRule, ...] = ()
 
+    @classmethod
+    def of(cls, policy: Policy | PolicyName) -> Policy:
+        """``policy``, or the policy of that name (its folders and rules the defaults)."""
+        return policy if isinstance(policy, Policy) else cls(name=policy)
+
 
 class ClientAction(BaseModel):
     """A side effect the client would perform for the agent: a command or a file write.
