@@ -67,3 +67,23 @@ def test_equal_messages_are_equal_however_they_were_chunked() -> None:
     assert one == other
     assert hash(one) == hash(other)
     assert one != Message(id="m", role="agent").with_blocks([text("hell")], append=True)
+
+
+def test_compact_values_share_one_fields_set_that_no_copy_changes() -> None:
+    from acp_adapters.runtime.values import Location, ToolCall, compact
+
+    first = compact(ToolCall(id="a", title="one", locations=(compact(Location(path="/x")),)))
+    second = compact(ToolCall(id="b"))
+    # Every field counts as set (a projected value decides them all), in one shared set.
+    assert first.model_fields_set == set(ToolCall.model_fields)
+    assert first.model_fields_set is second.model_fields_set
+    before = first.model_dump()
+    changed = first.model_copy(update={"title": "two"})
+    assert changed.title == "two"
+    assert first.title == "one"
+    assert first.model_dump() == before
+    assert ToolCall.model_validate(first.model_dump()) == first
+    # An update that names a field the class lacks goes into the copy's own set alone.
+    odd = first.model_copy(update={"not_a_field": 1})
+    assert "not_a_field" in odd.model_fields_set
+    assert "not_a_field" not in second.model_fields_set

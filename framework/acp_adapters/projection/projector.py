@@ -21,6 +21,7 @@ from ..plugin.hooks import Hooks
 from ..plugin.providers import Provider
 from ..protocol import v1, v2
 from ..runtime import Change, CheckpointMark, PathChange, Reducer, SessionState, ToolCall
+from ..runtime.values import compact
 from ..timeline.items import (
     ApprovalRequestItem,
     AssistantMessageItem,
@@ -615,16 +616,18 @@ class Projector:
     ) -> None:
         """Store an item under its key; it keeps the ordinal and creation time it first had."""
         previous = self.items.get(key)
-        stored = self.items[key] = item.model_copy(
-            update={
-                "id": key,
-                "session_id": self.state.session_id,
-                "turn": turn if turn is not None else self.state.turn,
-                "ordinal": previous.ordinal if previous else next(self._ordinals),
-                "created_at": previous.created_at if previous else self._now,
-                "updated_at": self._now,
-                "tool_call_id": tool_call_id,
-                "replayed": previous.replayed if previous else self.replaying,
-            }
+        stored = self.items[key] = compact(
+            item.model_copy(
+                update={
+                    "id": key,
+                    "session_id": self.state.session_id,
+                    "turn": turn if turn is not None else self.state.turn,
+                    "ordinal": previous.ordinal if previous else next(self._ordinals),
+                    "created_at": previous.created_at if previous else self._now,
+                    "updated_at": self._now,
+                    "tool_call_id": tool_call_id,
+                    "replayed": previous.replayed if previous else self.replaying,
+                }
+            )
         )
         self.on_item.publish(stored)

@@ -62,6 +62,7 @@ from .values import (
     UnknownContent,
     UnknownUpdate,
     Usage,
+    compact,
 )
 
 #: The single plan of a v1 session.
@@ -296,7 +297,7 @@ class Reducer:
     def _stored(self, call: ToolCall) -> list[Change]:
         """Store a tool call as it is now: its indexes, and the client terminal it embeds."""
         state = self.state
-        state.tool_calls[call.id] = call
+        state.tool_calls[call.id] = compact(call)
         paths = self._paths(call)
         self._index(call, paths)
         if (call.kind in _EDIT_KINDS or call.diffs_reported) and state.turn_state.state != "idle":
@@ -361,7 +362,7 @@ class Reducer:
         if field == "content":
             return tuple(_content(item) for item in value)
         if field == "locations":
-            return tuple(Location(path=loc.path, line=loc.line) for loc in value)
+            return tuple(compact(Location(path=loc.path, line=loc.line)) for loc in value)
         return value
 
     def _tool_content_chunk(self, update: Any, raw: dict[str, Any]) -> list[Change]:
@@ -848,6 +849,10 @@ def _diffs(content: tuple[ToolContent, ...]) -> tuple[ToolContent, ...]:
 
 
 def _content(item: Any) -> ToolContent:
+    return compact(_content_value(item))  # each kept as long as its tool call
+
+
+def _content_value(item: Any) -> ToolContent:
     if isinstance(item, v1.ToolCallContentDiff):
         return DiffV1(path=item.path, old_text=item.old_text, new_text=item.new_text)
     if isinstance(item, v2.ToolCallContentDiff):

@@ -13,9 +13,30 @@ contents are :mod:`.file_store`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Annotated, Any, Literal
+from functools import cache
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, computed_field
+
+FrozenModel = TypeVar("FrozenModel", bound=BaseModel)
+
+
+@cache
+def _every_field(model: type[BaseModel]) -> set[str]:
+    return set(model.model_fields)
+
+
+def compact(value: FrozenModel) -> FrozenModel:
+    """``value`` (a frozen model), its fields-set made the one set of all its class's fields,
+    shared by every value of the class.
+
+    Pydantic gives each model a set of the fields it was given (``model_fields_set``), about
+    2 KB for a timeline item or a tool call: more than most values themselves. A projected
+    value has every field decided (none is "unset"), and a frozen one never adds to the set
+    (``model_copy`` copies it before it updates it), so one shared set says the same. Kept
+    this way, a timeline of 100,000 file changes and its state weigh about half as much."""
+    object.__setattr__(value, "__pydantic_fields_set__", _every_field(type(value)))
+    return value
 
 
 class RuntimeModel(BaseModel):
