@@ -34,7 +34,8 @@ def compact(value: FrozenModel) -> FrozenModel:
     2 KB for a timeline item or a tool call: more than most values themselves. A projected
     value has every field decided (none is "unset"), and a frozen one never adds to the set
     (``model_copy`` copies it before it updates it), so one shared set says the same. Kept
-    this way, a timeline of 100,000 file changes and its state weigh about half as much."""
+    this way, a replay of 100,000 file changes peaks about 40% lower (docs/captures.md).
+    Only for frozen models that forbid extra fields: nothing adds to the shared set."""
     object.__setattr__(value, "__pydantic_fields_set__", _every_field(type(value)))
     return value
 
